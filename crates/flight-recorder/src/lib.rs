@@ -1,0 +1,1 @@
+//! flight-recorder: under construction.

@@ -1,0 +1,77 @@
+//! The shape of the `tracing` events and spans the lab's variants emit, so a recorder
+//! (the flight recorder, or tracing-chrome) can turn them into Chrome-trace tracks
+//! without knowing the variants.
+//!
+//! | what | how it is emitted | what a recorder makes of it |
+//! |---|---|---|
+//! | counter | event, target [`COUNTER_TARGET`], fields `counter` (name) and `value` (number) | a `C` track named by `counter` |
+//! | wait | span named [`WAIT_SPAN`], field `reason` = [`WAIT_FULL`] or [`WAIT_EMPTY`] | a slice while a thread blocks or spins for capacity or data |
+//! | consumer batch | span named [`BATCH_SPAN`], field `size` | a slice per batch: batch sizes become visible |
+//! | sampled publish / consume | spans named [`PUBLISH_SPAN`] / [`CONSUME_SPAN`] with field [`FLOW_FIELD`] (u64) | slices linked by a flow arrow `s` → `f` |
+//! | overflow, drop, … | event, target [`INSTANT_TARGET`], field `kind` | an instant `i` |
+//!
+//! Everything is at `TRACE` level: with no subscriber (or a disabled level) each call site
+//! costs one cached-interest check. Variants emit counters and waits at batch or wait
+//! boundaries, never once per message on a fast path.
+
+pub use tracing;
+
+/// Target of counter events.
+pub const COUNTER_TARGET: &str = "lab::counter";
+/// Target of instant events (overflow, drop, halt, …).
+pub const INSTANT_TARGET: &str = "lab::instant";
+/// Name of the span a thread is in while it waits.
+pub const WAIT_SPAN: &str = "wait";
+/// `reason` of a producer waiting for capacity.
+pub const WAIT_FULL: &str = "full";
+/// `reason` of a consumer waiting for data.
+pub const WAIT_EMPTY: &str = "empty";
+/// Name of a consumer batch span.
+pub const BATCH_SPAN: &str = "batch";
+/// Name of a sampled producer's publish span.
+pub const PUBLISH_SPAN: &str = "publish";
+/// Name of the consumer's span for a sampled message.
+pub const CONSUME_SPAN: &str = "consume";
+/// Field that links a publish span to its consume span.
+pub const FLOW_FIELD: &str = "flow";
+
+/// The flow id of message `seq` of `producer` (never 0).
+pub fn flow_id(producer: u32, seq: u64) -> u64 {
+    ((producer as u64) << 40 | (seq & ((1 << 40) - 1))) + 1
+}
+
+/// Emits a counter sample: `counter!("queue_depth", n)`.
+#[macro_export]
+macro_rules! counter {
+    ($name:literal, $value:expr) => {
+        $crate::trace::tracing::trace!(
+            target: "lab::counter",
+            counter = $name,
+            value = ($value) as u64
+        )
+    };
+}
+
+/// Emits an instant: `instant!("overflow", count = n)`.
+#[macro_export]
+macro_rules! instant {
+    ($kind:literal $(, $($fields:tt)*)?) => {
+        $crate::trace::tracing::trace!(target: "lab::instant", kind = $kind $(, $($fields)*)?)
+    };
+}
+
+/// Enters a wait span for the rest of the scope's guard: `let _w = wait_span!("full");`.
+#[macro_export]
+macro_rules! wait_span {
+    ($reason:expr) => {
+        $crate::trace::tracing::trace_span!("wait", reason = $reason).entered()
+    };
+}
+
+/// Enters a consumer batch span: `let _b = batch_span!(n);`.
+#[macro_export]
+macro_rules! batch_span {
+    ($size:expr) => {
+        $crate::trace::tracing::trace_span!("batch", size = ($size) as u64).entered()
+    };
+}

@@ -1,0 +1,1 @@
+//! locked-queue: under construction.

@@ -1,0 +1,1 @@
+//! naive-buffer: under construction.

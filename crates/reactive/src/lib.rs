@@ -1,0 +1,1 @@
+//! reactive: under construction.
