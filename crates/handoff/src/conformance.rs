@@ -37,7 +37,11 @@ pub fn watchdog_limit() -> Duration {
 }
 
 /// Runs `f` on its own thread and panics if it does not finish within `limit`.
-pub fn within<R: Send + 'static>(what: &str, limit: Duration, f: impl FnOnce() -> R + Send + 'static) -> R {
+pub fn within<R: Send + 'static>(
+    what: &str,
+    limit: Duration,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> R {
     let (tx, rx) = mpsc::channel();
     let handle = thread::Builder::new()
         .name(format!("check:{what}"))
@@ -71,7 +75,11 @@ pub fn fifo_no_loss<H: Handoff + 'static>(factory: impl Fn(Option<usize>) -> H, 
         let handoff = factory(cap);
         let name = handoff.name();
         let (txs, mut rx) = handoff.open::<Message<16>>(producers).expect("open");
-        assert_eq!(txs.len(), producers, "{name}: open({producers}) must give {producers} producer handles");
+        assert_eq!(
+            txs.len(),
+            producers,
+            "{name}: open({producers}) must give {producers} producer handles"
+        );
         let per = messages_per_producer();
         let what = format!("fifo {name} P={producers} cap={cap:?}");
         let verdict = within(&what, watchdog_limit(), move || {
@@ -98,7 +106,10 @@ pub fn fifo_no_loss<H: Handoff + 'static>(factory: impl Fn(Option<usize>) -> H, 
 }
 
 /// The same with single `recv` calls, interleaved with `try_recv`.
-pub fn fifo_single_recv<H: Handoff + 'static>(factory: impl Fn(Option<usize>) -> H, producers: usize) {
+pub fn fifo_single_recv<H: Handoff + 'static>(
+    factory: impl Fn(Option<usize>) -> H,
+    producers: usize,
+) {
     let handoff = factory(Some(16));
     let name = handoff.name();
     let (txs, mut rx) = handoff.open::<Message<64>>(producers).expect("open");
@@ -243,7 +254,11 @@ pub fn close_delivers_then_ends<H: Handoff + 'static>(factory: impl Fn(Option<us
                     a.send(i).expect("send before close");
                 }
                 a.close();
-                assert_eq!(a.send(7777), Err(SendError(7777)), "send after close must return the message");
+                assert_eq!(
+                    a.send(7777),
+                    Err(SendError(7777)),
+                    "send after close must return the message"
+                );
                 assert!(matches!(a.try_send(8888), Err(TrySendError::Closed(8888))));
                 a
             });
@@ -252,7 +267,11 @@ pub fn close_delivers_then_ends<H: Handoff + 'static>(factory: impl Fn(Option<us
                 got.push(v);
             }
             let a = sender.join().expect("sender panicked");
-            assert_eq!(got, (0..n).collect::<Vec<_>>(), "{what}: everything sent before close, in order");
+            assert_eq!(
+                got,
+                (0..n).collect::<Vec<_>>(),
+                "{what}: everything sent before close, in order"
+            );
             assert_eq!(rx.try_recv(), Err(TryRecvError::Ended));
             assert_eq!(rx.recv(), None, "{what}: the end is sticky");
             // The other producer is closed too.
@@ -294,7 +313,8 @@ pub fn close_delivers_then_ends<H: Handoff + 'static>(factory: impl Fn(Option<us
                 break;
             }
         }
-        let (i, v) = failed.unwrap_or_else(|| panic!("{name}: sends kept succeeding with no consumer"));
+        let (i, v) =
+            failed.unwrap_or_else(|| panic!("{name}: sends kept succeeding with no consumer"));
         assert_eq!(i, v, "{name}: the failed send returns its message");
     });
 }
@@ -322,9 +342,7 @@ pub fn drops_each_message_once<H: Handoff + 'static>(factory: impl Fn(Option<usi
         let counts: Arc<Vec<AtomicU8>> = Arc::new((0..n + 1).map(|_| AtomicU8::new(0)).collect());
         let (mut txs, mut rx) = handoff.open::<DropCounted>(2).expect("open");
         for id in 0..n {
-            txs[id % 2]
-                .try_send(DropCounted { id, counts: counts.clone() })
-                .expect("room for 60");
+            txs[id % 2].try_send(DropCounted { id, counts: counts.clone() }).expect("room for 60");
         }
         for _ in 0..n / 3 {
             drop(rx.recv().expect("message"));
