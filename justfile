@@ -1,0 +1,44 @@
+# The lab's recipes. `just ci` is exactly what .ci/run runs.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# List the recipes.
+default:
+    @just --list
+
+# Run the lab in release mode: `just lab disruptor-vs-lbq`, `just lab list`, `just lab run X --messages 1M`.
+lab *ARGS:
+    cargo run --quiet --release -p lab --bin lab -- {{ARGS}}
+
+# Install what the tests need (ab, valgrind's dh_view, Perfetto's trace processor, jsdom); idempotent.
+setup:
+    bash scripts/setup-test-deps.sh
+
+# The test suite (the README's test command): set-up, then every crate's tests.
+test: setup
+    cargo test --workspace --all-targets
+    cargo test --workspace --doc
+
+# Criterion benches (long): every crate's bench_main.
+bench *ARGS:
+    cargo bench --workspace {{ARGS}}
+
+# Every bench once, as a test, so benches never rot.
+bench-smoke:
+    cargo bench --workspace -- --test
+
+# Formatting and clippy, warnings as errors.
+lint:
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets -- -D warnings
+
+# Loom models of the lock-free ring (separate target dir: --cfg loom rebuilds everything).
+loom:
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p ring --release --test 'loom_*'
+
+# Miri over the crates with unsafe code (nightly; installs the component if missing).
+miri:
+    bash scripts/miri.sh
+
+# Exactly what CI runs.
+ci: lint test loom miri bench-smoke

