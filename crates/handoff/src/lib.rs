@@ -193,11 +193,11 @@ pub trait Handoff: Send + Sync {
     fn capacity(&self) -> Option<usize>;
 
     /// A channel for `producers` producer threads and one consumer.
-    fn open<T: Send + 'static>(
-        &self,
-        producers: usize,
-    ) -> Result<(Vec<Self::Producer<T>>, Self::Consumer<T>), ConfigError>;
+    fn open<T: Send + 'static>(&self, producers: usize) -> Result<Channel<Self, T>, ConfigError>;
 }
+
+/// What [`Handoff::open`] gives: the producer handles and the consumer.
+pub type Channel<H, T> = (Vec<<H as Handoff>::Producer<T>>, <H as Handoff>::Consumer<T>);
 
 /// Nanoseconds since a process-wide epoch (the first call), from a monotonic clock.
 /// Cheap enough to stamp sampled messages; comparable across threads of one process.
