@@ -1,0 +1,2 @@
+//! The lab (library part).
+pub mod peers;
