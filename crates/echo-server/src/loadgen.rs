@@ -276,7 +276,8 @@ impl LoadReport {
                 "Requests per second:    {:.2} [#/sec] (mean)",
                 self.requests_per_second
             );
-            let _ = writeln!(w, "Time per request:       {:.3} [ms] (mean)", self.time_per_request_ms);
+            let _ =
+                writeln!(w, "Time per request:       {:.3} [ms] (mean)", self.time_per_request_ms);
             let _ = writeln!(
                 w,
                 "Time per request:       {:.3} [ms] (mean, across all concurrent requests)",
@@ -371,7 +372,8 @@ const MAX_HEADER: usize = 16 * 1024;
 /// Runs the load against `addr` (a loopback address) and returns ab's report.
 pub fn run(addr: SocketAddr, config: &LoadConfig) -> Result<LoadReport, LoadError> {
     validate(addr, config)?;
-    let mut poll = Poll::new().map_err(|source| LoadError::Io { what: "creating epoll", source })?;
+    let mut poll =
+        Poll::new().map_err(|source| LoadError::Io { what: "creating epoll", source })?;
     let mut events = Events::with_capacity(config.concurrency.max(16));
     let mut request = format!(
         "GET {} HTTP/1.0\r\nHost: {}\r\nUser-Agent: lab-loadgen/0.1\r\nAccept: */*\r\n",
@@ -466,7 +468,9 @@ pub fn run(addr: SocketAddr, config: &LoadConfig) -> Result<LoadReport, LoadErro
 fn validate(addr: SocketAddr, c: &LoadConfig) -> Result<(), LoadError> {
     let bad = |m: String| Err(LoadError::Config(m));
     if !addr.ip().is_loopback() {
-        return bad(format!("{addr} is not a loopback address: the load generator targets 127.0.0.1 or ::1 only"));
+        return bad(format!(
+            "{addr} is not a loopback address: the load generator targets 127.0.0.1 or ::1 only"
+        ));
     }
     if addr.port() == 0 {
         return bad(format!("{addr}: port 0 is not a server port"));
@@ -853,8 +857,7 @@ fn time_stats(mut v: Vec<u64>) -> TimeStats {
     } else {
         0.0
     };
-    let median =
-        if n % 2 == 0 { (v[n / 2 - 1] + v[n / 2]) as f64 / 2.0 } else { v[n / 2] as f64 };
+    let median = if n % 2 == 0 { (v[n / 2 - 1] + v[n / 2]) as f64 / 2.0 } else { v[n / 2] as f64 };
     TimeStats {
         min_ms: v[0] as f64 / 1000.0,
         mean_ms: mean / 1000.0,

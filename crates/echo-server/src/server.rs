@@ -195,6 +195,9 @@ pub struct ServerStats {
     pub event_loop_iterations: u64,
     /// Connections accepted.
     pub connections_accepted: u64,
+    /// Writes that stopped at `WouldBlock` with part of a response unsent (the rest was
+    /// written on a later writable edge).
+    pub partial_writes: u64,
     /// Requests the workers handled (0 in inline mode).
     pub worker_handled: u64,
     /// Set when the event loop stopped on an error rather than on shutdown.
@@ -605,10 +608,8 @@ impl<D: Dispatch> EventLoop<D> {
             self.free.push(i);
             return;
         }
-        let inbuf = self
-            .bufs
-            .pop()
-            .unwrap_or_else(|| Vec::with_capacity(self.config.max_request_bytes));
+        let inbuf =
+            self.bufs.pop().unwrap_or_else(|| Vec::with_capacity(self.config.max_request_bytes));
         self.slots[i].conn = Some(Conn {
             stream,
             inbuf,
@@ -732,10 +733,15 @@ impl<D: Dispatch> EventLoop<D> {
                 Ok(0) => return self.close(i, true),
                 Ok(n) => conn.written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.stats.partial_writes += 1;
                     if !conn.writable_interest {
                         conn.writable_interest = true;
                         let interest = Interest::READABLE | Interest::WRITABLE;
-                        if self.poll.registry().reregister(&mut conn.stream, Token(i), interest).is_err()
+                        if self
+                            .poll
+                            .registry()
+                            .reregister(&mut conn.stream, Token(i), interest)
+                            .is_err()
                         {
                             self.close(i, true);
                         }
