@@ -1,5 +1,5 @@
 //! Serves for a while, for measuring with the real `ab`:
-//! `cargo run --release -p echo-server --example serve -- <inline|locked> <port> <seconds>`
+//! `cargo run --release -p echo-server --example serve -- <inline|locked|naive> <port> <seconds>`
 //! then prints the server's stats as JSON.
 
 use echo_server::{start, start_inline, ServerConfig, ServerHandle};
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: serve <inline|locked> <port> <seconds>";
+    let usage = "usage: serve <inline|locked|naive> <port> <seconds>";
     let [variant, port, secs] = args.as_slice() else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -21,8 +21,9 @@ fn main() {
     let server: Result<ServerHandle, _> = match variant.as_str() {
         "inline" => start_inline(config),
         "locked" => start(locked_queue::LockedHandoff::new(None), config),
+        "naive" => start(naive_buffer::NaiveHandoff::new(), config),
         other => {
-            eprintln!("unknown variant {other:?}; choose inline or locked. {usage}");
+            eprintln!("unknown variant {other:?}; choose inline, locked or naive. {usage}");
             std::process::exit(2);
         }
     };

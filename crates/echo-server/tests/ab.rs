@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{start_mode, Mode, MODES};
+use common::{start_mode, MODES};
 use echo_server::ServerConfig;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -14,17 +14,21 @@ pub enum Mode {
     Inline,
     /// `locked_queue::LockedHandoff` with this capacity.
     Locked(Option<usize>),
+    /// `naive_buffer::NaiveHandoff`: unbounded, a box per message.
+    Naive,
     /// A stand-in handoff over a crossbeam bounded channel, written here: proves the
     /// server drives any `Handoff`, not only the lab's.
     Tiny,
 }
 
-pub const MODES: [Mode; 4] = [Mode::Inline, Mode::Locked(None), Mode::Locked(Some(1)), Mode::Tiny];
+pub const MODES: [Mode; 5] =
+    [Mode::Inline, Mode::Locked(None), Mode::Locked(Some(1)), Mode::Naive, Mode::Tiny];
 
 pub fn start_mode(mode: Mode, config: ServerConfig) -> ServerHandle {
     let r = match mode {
         Mode::Inline => start_inline(config),
         Mode::Locked(cap) => start(locked_queue::LockedHandoff::new(cap), config),
+        Mode::Naive => start(naive_buffer::NaiveHandoff::new(), config),
         Mode::Tiny => start(TinyHandoff, config),
     };
     r.unwrap_or_else(|e| panic!("{mode:?}: the server did not start: {e}"))
