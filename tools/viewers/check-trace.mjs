@@ -68,6 +68,8 @@ function structural(text) {
   const threads = new Map(); // "pid/tid" -> {pid, tid}
   const open = new Map(); // "pid/tid" -> stack of B names
   let slices = 0;
+  const flowStarts = new Set();
+  const flowEnds = new Set();
   let unmatchedE = 0;
   const firstUnmatchedE = [];
   for (const e of events) {
@@ -84,7 +86,10 @@ function structural(text) {
         if (firstUnmatchedE.length < 3) firstUnmatchedE.push(`${key}@${e.ts}`);
       } else st.pop();
     } else if (e.ph === "X" || e.ph === "i" || e.ph === "I") slices++;
+    else if (e.ph === "s") flowStarts.add(`${e.cat}/${e.name}/${e.id}`);
+    else if (e.ph === "f") flowEnds.add(`${e.cat}/${e.name}/${e.id}`);
   }
+  const flows = [...flowStarts].filter((k) => flowEnds.has(k)).length;
   for (const { pid, tid } of threads.values()) {
     if (tid === 0) problems.push(`pid ${pid} has events on tid 0 (Perfetto merges tid 0 with tid 1)`);
   }
@@ -96,7 +101,7 @@ function structural(text) {
     for (const n of st.slice(0, 3 - firstUnclosed.length)) firstUnclosed.push(`${n} on ${key}`);
   }
   if (unclosed) problems.push(`${unclosed} B event(s) never ended: ${firstUnclosed.join(", ")}`);
-  return { problems, events: events.length, slices, threads: [...threads.values()] };
+  return { problems, events: events.length, slices, flows, threads: [...threads.values()] };
 }
 
 const opts = parseArgs(process.argv.slice(2));
@@ -142,10 +147,15 @@ if (raw.slices !== undefined && raw.problems.length === 0 && raw.slices !== slic
   failures.push(`the file has ${raw.slices} slice/instant events, Perfetto imported ${sliceCount}`);
 }
 
+// Threads that hold data (a track) or appear in the file; Perfetto also makes an empty
+// placeholder for each process's main thread (tid = pid), which no viewer shows.
 const threads = q(
-  "select t.utid, t.tid, t.name, p.pid from thread t left join process p using(upid) where t.utid != 0 order by t.tid",
+  "select t.utid, t.tid, t.name, p.pid, " +
+    "exists(select 1 from thread_track tt where tt.utid = t.utid) as has_track " +
+    "from thread t left join process p using(upid) where t.utid != 0 order by t.tid",
 );
-const unnamed = threads.filter((t) => !t.name);
+const inFile = (t) => (raw.threads ?? []).some((r) => r.tid === t.tid);
+const unnamed = threads.filter((t) => !t.name && (t.has_track || inFile(t)));
 if (unnamed.length) failures.push(`unnamed thread(s): tid ${unnamed.map((t) => t.tid).join(", ")}`);
 for (const { pid, tid } of raw.threads ?? []) {
   if (tid !== 0 && !threads.some((t) => t.tid === tid && (t.pid === pid || t.pid === null))) {
@@ -176,6 +186,13 @@ const brokenFlows = q(
   "select count(*) as n from flow f left join slice a on a.id = f.slice_out left join slice b on b.id = f.slice_in where a.id is null or b.id is null",
 )[0].n;
 if (brokenFlows) failures.push(`${brokenFlows} flow(s) point at missing slices`);
+if (raw.flows !== undefined && flows < raw.flows) {
+  failures.push(`the file has ${raw.flows} s/f flow pairs, Perfetto bound ${flows}`);
+}
+const flowPairs = q(
+  "select a.name || ' -> ' || b.name as pair, count(*) as n from flow f " +
+    "join slice a on a.id = f.slice_out join slice b on b.id = f.slice_in group by 1 order by n desc",
+);
 if (flows < opts.minFlows) failures.push(`${flows} flow(s), expected at least ${opts.minFlows}`);
 if (sliceCount < opts.minSlices) failures.push(`${sliceCount} slice(s), expected at least ${opts.minSlices}`);
 const instants = q("select count(*) as n from slice where dur = 0")[0].n;
@@ -189,10 +206,13 @@ const summary = {
   instants,
   unfinished_slices: unfinishedCount,
   slice_names: Object.fromEntries(sliceNames.slice(0, 20).map((s) => [s.name, s.n])),
-  threads: threads.map((t) => ({ pid: t.pid, tid: t.tid, name: t.name })),
+  threads: threads
+    .filter((t) => t.has_track || inFile(t) || t.name)
+    .map((t) => ({ pid: t.pid, tid: t.tid, name: t.name })),
   processes: processes.map((p) => ({ pid: p.pid, name: p.name })),
   counter_tracks: counterTracks,
   flows,
+  flow_pairs: Object.fromEntries(flowPairs.map((p) => [p.pair, p.n])),
   stats_errors: statsErrors,
   ok: failures.length === 0,
   failures,
@@ -201,4 +221,4 @@ console.log(JSON.stringify(summary, null, 2));
 if (failures.length) {
   die(1, `FAIL ${opts.file}: ${failures.join("; ")}`);
 }
-process.stderr.write(`check-trace: OK ${opts.file}: ${sliceCount} slices, ${threads.length} threads, ${counterTracks.length} counter tracks, ${flows} flows\n`);
+process.stderr.write(`check-trace: OK ${opts.file}: ${sliceCount} slices, ${summary.threads.length} threads, ${counterTracks.length} counter tracks, ${flows} flows\n`);

@@ -1,0 +1,200 @@
+//! Writing records as Chrome Trace Event JSON, the shape Perfetto's JSON importer reads
+//! without loss (checked by `tools/viewers/check-trace.mjs`).
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use crate::record::{Kind, Num, Record};
+use crate::DumpStats;
+
+pub(crate) struct ThreadDump {
+    pub tid: u64,
+    pub name: String,
+    pub records: Vec<Record>,
+}
+
+/// Records of every thread over a time range; with the trigger that asked for it.
+pub(crate) struct Window {
+    pub trigger: Option<(u64, u64)>,
+    pub threads: Vec<ThreadDump>,
+    pub overwritten: u64,
+    pub from_ns: u64,
+    pub to_ns: u64,
+}
+
+pub(crate) struct Info<'a> {
+    pub pid: u32,
+    pub process_name: &'a str,
+    pub dropped: u64,
+    pub records_per_thread: usize,
+    pub budget_bytes: usize,
+}
+
+/// `ns` as microseconds with three decimals (Chrome trace `ts`/`dur` unit).
+struct Us(u64);
+
+impl std::fmt::Display for Us {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
+    }
+}
+
+fn json_str(w: &mut impl Write, s: &str) -> io::Result<()> {
+    serde_json::to_writer(&mut *w, s).map_err(io::Error::other)
+}
+
+/// The record's number as JSON, or `None` if it has none (or a non-finite float).
+fn num_json(r: &Record) -> Option<String> {
+    r.fields.num_field(r.meta)?;
+    let n = r.fields.num;
+    Some(match r.fields.num_kind {
+        Num::U64 => n.to_string(),
+        Num::I64 => (n as i64).to_string(),
+        Num::Bool => (n != 0).to_string(),
+        Num::F64 => {
+            let f = f64::from_bits(n);
+            if !f.is_finite() {
+                return None;
+            }
+            f.to_string()
+        }
+    })
+}
+
+fn write_args(w: &mut impl Write, r: &Record, skip_text: bool) -> io::Result<()> {
+    let mut first = true;
+    let mut sep = |w: &mut dyn Write| -> io::Result<()> {
+        w.write_all(if first { b",\"args\":{" } else { b"," })?;
+        first = false;
+        Ok(())
+    };
+    if let (Some(key), false) = (r.fields.text_field(r.meta), skip_text) {
+        sep(w)?;
+        json_str(w, key)?;
+        w.write_all(b":")?;
+        json_str(w, r.fields.text())?;
+    }
+    if let (Some(key), Some(v)) = (r.fields.num_field(r.meta), num_json(r)) {
+        sep(w)?;
+        json_str(w, key)?;
+        write!(w, ":{v}")?;
+    }
+    if !first {
+        w.write_all(b"}")?;
+    }
+    Ok(())
+}
+
+/// Is `r` a span of the lab's sampled flows (`publish`/`consume` with a `flow` id)?
+fn flow_of(r: &Record, name: &str) -> Option<u64> {
+    (r.kind == Kind::Span && r.meta.name() == name && r.fields.num_field(r.meta) == Some("flow"))
+        .then_some(r.fields.num)
+}
+
+pub(crate) fn write_trace(w: &mut impl Write, info: &Info<'_>, win: &Window) -> io::Result<DumpStats> {
+    let pid = info.pid;
+    let mut stats = DumpStats {
+        overwritten: win.overwritten,
+        dropped: info.dropped,
+        threads: win.threads.len(),
+        ..DumpStats::default()
+    };
+    w.write_all(b"{\"traceEvents\":[\n")?;
+    write!(w, "{{\"ph\":\"M\",\"pid\":{pid},\"name\":\"process_name\",\"args\":{{\"name\":")?;
+    json_str(w, info.process_name)?;
+    w.write_all(b"}}")?;
+
+    // Flows: only those whose publish and consume slices are both in the dump.
+    let mut publish: HashMap<u64, (u64, u64)> = HashMap::new();
+    let mut consume: HashMap<u64, (u64, u64)> = HashMap::new();
+    for t in &win.threads {
+        for r in &t.records {
+            if let Some(id) = flow_of(r, "publish") {
+                publish.insert(id, (t.tid, r.start_ns));
+            } else if let Some(id) = flow_of(r, "consume") {
+                consume.insert(id, (t.tid, r.start_ns));
+            }
+        }
+    }
+
+    for t in &win.threads {
+        write!(w, ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":", t.tid)?;
+        json_str(w, &t.name)?;
+        w.write_all(b"}}")?;
+        write!(w, ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{0},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{0}}}}}", t.tid)?;
+
+        // Parents before children at equal start, so nesting is unambiguous.
+        let mut order: Vec<&Record> = t.records.iter().collect();
+        order.sort_by(|a, b| a.start_ns.cmp(&b.start_ns).then(b.end_ns.cmp(&a.end_ns)));
+        for r in order {
+            let tid = t.tid;
+            match r.kind {
+                Kind::Span => {
+                    write!(w, ",\n{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"dur\":{},\"name\":", Us(r.start_ns), Us(r.end_ns - r.start_ns))?;
+                    json_str(w, r.meta.name())?;
+                    w.write_all(b",\"cat\":")?;
+                    json_str(w, r.meta.target())?;
+                    write_args(w, r, false)?;
+                    w.write_all(b"}")?;
+                    stats.events += 1;
+                    // Flow ends go at the slice's start, right after it: Perfetto binds
+                    // `s` to the deepest slice open there, which a later child (a wait
+                    // inside the publish) would otherwise be.
+                    let at = Us(r.start_ns);
+                    if let Some(id) = flow_of(r, "publish").filter(|id| consume.contains_key(id)) {
+                        write!(w, ",\n{{\"ph\":\"s\",\"pid\":{pid},\"tid\":{tid},\"ts\":{at},\"id\":{id},\"name\":\"flow\",\"cat\":\"flow\"}}")?;
+                        stats.events += 1;
+                    }
+                    if let Some(id) = flow_of(r, "consume").filter(|id| publish.contains_key(id)) {
+                        write!(w, ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":{pid},\"tid\":{tid},\"ts\":{at},\"id\":{id},\"name\":\"flow\",\"cat\":\"flow\"}}")?;
+                        stats.events += 1;
+                    }
+                }
+                Kind::Instant => {
+                    let named_by_text =
+                        matches!(r.fields.text_field(r.meta), Some("kind" | "message"));
+                    write!(w, ",\n{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":", Us(r.start_ns))?;
+                    if named_by_text {
+                        json_str(w, r.fields.text())?;
+                    } else {
+                        json_str(w, r.meta.name())?;
+                    }
+                    w.write_all(b",\"cat\":")?;
+                    json_str(w, r.meta.target())?;
+                    write_args(w, r, named_by_text)?;
+                    w.write_all(b"}")?;
+                    stats.events += 1;
+                }
+                Kind::Counter => {
+                    let Some(v) = num_json(r) else { continue };
+                    let name = match r.fields.text_field(r.meta) {
+                        Some("counter") => r.fields.text(),
+                        _ => r.meta.name(),
+                    };
+                    write!(w, ",\n{{\"ph\":\"C\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":", Us(r.start_ns))?;
+                    json_str(w, name)?;
+                    write!(w, ",\"args\":{{\"value\":{v}}}}}")?;
+                    stats.events += 1;
+                }
+            }
+        }
+    }
+    write!(
+        w,
+        "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"recorder\":\"flight-recorder\",\
+         \"overwritten\":{},\"dropped\":{},\"threads\":{},\"records_per_thread\":{},\
+         \"budget_bytes\":{},\"window_from_ns\":{},\"window_to_ns\":{}",
+        stats.overwritten,
+        stats.dropped,
+        stats.threads,
+        info.records_per_thread,
+        info.budget_bytes,
+        win.from_ns,
+        win.to_ns.min(i64::MAX as u64)
+    )?;
+    if let Some((id, at)) = win.trigger {
+        write!(w, ",\"trigger\":{id},\"trigger_at_us\":{}", Us(at))?;
+    }
+    w.write_all(b"}}\n")?;
+    Ok(stats)
+}

@@ -1,0 +1,208 @@
+//! The record path: a `tracing_subscriber::Layer` writing fixed-size records into the
+//! calling thread's own ring.
+//!
+//! Per thread and recorder there is one [`Local`] in a thread-local: an `Arc` to the
+//! thread's ring (also held by the recorder's registry, so a dump reads it), a fixed stack
+//! of entered spans and a fixed table of the fields of spans created on this thread. All of
+//! it is allocated at the thread's first event; after that the path takes no lock and
+//! allocates nothing (tests/alloc_free.rs checks it with dhat).
+
+use std::cell::RefCell;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use tracing::span::{Attributes, Id, Record as SpanValues};
+use tracing::{Event, Metadata, Subscriber};
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::Layer;
+
+use crate::record::{Fields, Kind, Record};
+use crate::{Shared, ThreadRing};
+
+/// Spans a thread may have entered at once and still be recorded (deeper ones are not).
+const STACK_DEPTH: usize = 64;
+/// Spans created on a thread whose fields are kept until they are entered.
+const SPAN_TABLE: usize = 64;
+
+/// Target of the lab's counter events (`handoff::trace::COUNTER_TARGET`).
+pub(crate) const COUNTER_TARGET: &str = "lab::counter";
+
+#[derive(Clone, Copy)]
+struct Frame {
+    id: u64,
+    start_ns: u64,
+    meta: Option<&'static Metadata<'static>>,
+    fields: Fields,
+}
+
+#[derive(Clone, Copy)]
+struct Created {
+    id: u64,
+    meta: Option<&'static Metadata<'static>>,
+    fields: Fields,
+}
+
+struct Local {
+    recorder: u64,
+    /// `None` once the recorder had no room for another thread: this thread's events are
+    /// counted as dropped.
+    ring: Option<Arc<ThreadRing>>,
+    stack: Box<[Frame]>,
+    depth: usize,
+    created: Box<[Created]>,
+}
+
+thread_local! {
+    static LOCALS: RefCell<Vec<Local>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The flight recorder's `Layer`. Compose it with a `tracing_subscriber::Registry`
+/// (see [`crate::layer`]); [`crate::install_flight`] does that and installs it globally.
+pub struct FlightLayer {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for FlightLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlightLayer").field("recorder", &self.shared.id).finish()
+    }
+}
+
+impl FlightLayer {
+    /// Runs `f` on this thread's state for this recorder, registering the thread at its
+    /// first event (the only allocation). Counts the event as dropped if the thread-local
+    /// is gone (thread exiting) or already borrowed (a re-entrant event).
+    fn with_local(&self, f: impl FnOnce(&mut Local, &Shared)) {
+        let shared = &*self.shared;
+        let done = LOCALS.try_with(|cell| {
+            let Ok(mut locals) = cell.try_borrow_mut() else { return false };
+            let pos = match locals.iter().position(|l| l.recorder == shared.id) {
+                Some(p) => p,
+                None => {
+                    locals.push(Local {
+                        recorder: shared.id,
+                        ring: shared.register_thread(),
+                        stack: vec![
+                            Frame { id: 0, start_ns: 0, meta: None, fields: Fields::EMPTY };
+                            STACK_DEPTH
+                        ]
+                        .into_boxed_slice(),
+                        depth: 0,
+                        created: vec![
+                            Created { id: 0, meta: None, fields: Fields::EMPTY };
+                            SPAN_TABLE
+                        ]
+                        .into_boxed_slice(),
+                    });
+                    locals.len() - 1
+                }
+            };
+            f(&mut locals[pos], shared);
+            true
+        });
+        if done != Ok(true) {
+            shared.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn push(local: &Local, shared: &Shared, rec: &Record) {
+    match &local.ring {
+        Some(ring) => ring.ring.push(&rec.encode()),
+        None => {
+            shared.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<S> Layer<S> for FlightLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+        let mut fields = Fields::EMPTY;
+        attrs.record(&mut fields);
+        let id = id.into_u64();
+        self.with_local(|l, _| {
+            l.created[id as usize % SPAN_TABLE] =
+                Created { id, meta: Some(attrs.metadata()), fields };
+        });
+    }
+
+    fn on_record(&self, id: &Id, values: &SpanValues<'_>, _ctx: Context<'_, S>) {
+        let id = id.into_u64();
+        self.with_local(|l, _| {
+            if let Some(c) = l.created.get_mut(id as usize % SPAN_TABLE).filter(|c| c.id == id) {
+                values.record(&mut c.fields);
+            }
+            for fr in l.stack[..l.depth].iter_mut().filter(|fr| fr.id == id) {
+                values.record(&mut fr.fields);
+            }
+        });
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        let now = self.shared.now_ns();
+        let id = id.into_u64();
+        self.with_local(|l, _| {
+            if l.depth == STACK_DEPTH {
+                return; // too deep: not recorded (its exit finds no frame)
+            }
+            let c = l.created[id as usize % SPAN_TABLE];
+            let (meta, fields) = if c.id == id {
+                (c.meta, c.fields)
+            } else {
+                (ctx.metadata(&Id::from_u64(id)), Fields::EMPTY) // created on another thread
+            };
+            l.stack[l.depth] = Frame { id, start_ns: now, meta, fields };
+            l.depth += 1;
+        });
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        let now = self.shared.now_ns();
+        let id = id.into_u64();
+        self.with_local(|l, shared| {
+            let Some(pos) = l.stack[..l.depth].iter().rposition(|fr| fr.id == id) else {
+                return;
+            };
+            let fr = l.stack[pos];
+            // Exits out of order are rare (manual enter/exit): keep the stack packed.
+            l.stack.copy_within(pos + 1..l.depth, pos);
+            l.depth -= 1;
+            let Some(meta) = fr.meta else { return };
+            if now - fr.start_ns < shared.config.min_span_ns {
+                return;
+            }
+            let rec = Record {
+                start_ns: fr.start_ns,
+                end_ns: now,
+                kind: Kind::Span,
+                meta,
+                fields: fr.fields,
+            };
+            push(l, shared, &rec);
+        });
+    }
+
+    fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        let id = id.into_u64();
+        self.with_local(|l, _| {
+            let c = &mut l.created[id as usize % SPAN_TABLE];
+            if c.id == id {
+                c.id = 0;
+            }
+        });
+    }
+
+    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+        let now = self.shared.now_ns();
+        let meta = event.metadata();
+        let mut fields = Fields::EMPTY;
+        event.record(&mut fields);
+        let kind = if meta.target() == COUNTER_TARGET { Kind::Counter } else { Kind::Instant };
+        let rec = Record { start_ns: now, end_ns: now, kind, meta, fields };
+        self.with_local(|l, shared| push(l, shared, &rec));
+    }
+}
