@@ -75,6 +75,11 @@
 //! module docs define every figure and failure class. Both sides stay on loopback: the
 //! server refuses a non-loopback address, the load generator too.
 //!
+//! # Peers
+//! [`peers`] starts a private nginx (one process, the same document) and runs the real
+//! `ab`, so an experiment can put the variants, nginx and both load generators side by
+//! side in one run; `examples/compare.rs` does exactly that.
+//!
 //! # Sources
 //! Seed 003 (ReactiveJ and its ab report); D. Schmidt's Reactor paper; `mio`'s docs on
 //! edge-triggered readiness ("drain until `WouldBlock`"); ApacheBench 2.3's `ab.c`
@@ -84,6 +89,7 @@
 
 pub mod http;
 pub mod loadgen;
+pub mod peers;
 mod server;
 
 pub use server::{
