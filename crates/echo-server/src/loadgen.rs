@@ -619,7 +619,7 @@ impl Gen {
         }
         if c.phase == Phase::Reading {
             if ev.is_readable() || ev.is_read_closed() {
-                return self.read_response(poll, c, i);
+                return self.read_response(poll, c, i, ev.is_read_closed());
             }
             if ev.is_error() {
                 self.fail(c, Fail::Exception);
@@ -653,10 +653,12 @@ impl Gen {
         c.endwrite = Instant::now();
         c.phase = Phase::Reading;
         // A response may already be waiting (edge already consumed while writing).
-        self.read_response(poll, c, i);
+        self.read_response(poll, c, i, true);
     }
 
-    fn read_response(&mut self, poll: &mut Poll, c: &mut Client, i: usize) {
+    /// Reads until drained: `WouldBlock`, or (unless the peer may have closed) a read
+    /// shorter than the buffer, after which new bytes raise a new edge.
+    fn read_response(&mut self, poll: &mut Poll, c: &mut Client, i: usize, read_closed: bool) {
         loop {
             let Some(s) = c.stream.as_mut() else { return };
             match s.read(&mut self.scratch) {
@@ -698,6 +700,9 @@ impl Gen {
                                 return self.complete(poll, c, i, true);
                             }
                         }
+                    }
+                    if n < self.scratch.len() && !read_closed {
+                        return;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,

@@ -513,7 +513,7 @@ impl<D: Dispatch> EventLoop<D> {
                     Token(i) => {
                         let gen = self.slots[i].generation;
                         if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                            self.on_readable(i);
+                            self.on_readable(i, ev.is_read_closed() || ev.is_error());
                         }
                         if ev.is_writable() && self.state_of(i, gen) == Some(State::Writing) {
                             self.flush(i);
@@ -639,9 +639,15 @@ impl<D: Dispatch> EventLoop<D> {
         }
     }
 
-    /// Reads until `WouldBlock` (edge-triggered readiness), EOF, an error, or a full
-    /// buffer; then parses if a request is expected.
-    fn on_readable(&mut self, i: usize) {
+    /// Reads until the socket is drained (edge-triggered readiness), EOF, an error, or a
+    /// full buffer; then parses if a request is expected.
+    ///
+    /// Drained means `WouldBlock`, or a read shorter than asked: the receive queue was
+    /// empty at that moment, and bytes arriving later raise a new edge, so the extra
+    /// `read` that would return `WouldBlock` is skipped (one system call per request).
+    /// When the peer may have closed (`read_closed`, or called outside an event) it reads
+    /// on until `WouldBlock` or EOF, so an EOF is never missed.
+    fn on_readable(&mut self, i: usize, read_closed: bool) {
         let max = self.config.max_request_bytes;
         let scratch = &mut self.scratch;
         let Some(conn) = self.slots[i].conn.as_mut() else { return };
@@ -660,9 +666,12 @@ impl<D: Dispatch> EventLoop<D> {
                     conn.peer_eof = true;
                     break lingering.then_some(false);
                 }
-                Ok(n) => {
+                Ok(got) => {
                     if !lingering {
-                        conn.inbuf.extend_from_slice(&scratch[..n]);
+                        conn.inbuf.extend_from_slice(&scratch[..got]);
+                    }
+                    if got < n && !read_closed {
+                        break None;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break None,
@@ -761,7 +770,7 @@ impl<D: Dispatch> EventLoop<D> {
             conn.state = State::Reading;
             conn.out = &[];
             if conn.more_to_read {
-                self.on_readable(i);
+                self.on_readable(i, true);
             } else {
                 self.process(i);
             }
@@ -786,7 +795,7 @@ impl<D: Dispatch> EventLoop<D> {
             return self.close(i, false);
         }
         self.lingering.push_back((Instant::now() + self.config.linger, i, generation));
-        self.on_readable(i);
+        self.on_readable(i, true);
     }
 
     fn sweep_lingering(&mut self) {
