@@ -834,6 +834,68 @@ mod tests {
         assert_eq!(full.offer(2), Err(OfferError::Closed(2)));
     }
 
+    /// A put signals `not_empty` only on 0 → 1; consumers woken that way must wake each
+    /// other (take's cascade) or the ones still asleep wait forever beside queued elements.
+    #[test]
+    fn take_cascade_wakes_every_waiting_consumer() {
+        let consumers = 4;
+        let rounds = if cfg!(miri) { 2 } else { 50 };
+        for round in 0..rounds {
+            let q = Arc::new(LinkedBlockingQueue::new());
+            let cs: Vec<_> = (0..consumers)
+                .map(|_| {
+                    let q = q.clone();
+                    thread::spawn(move || q.take())
+                })
+                .collect();
+            while q.not_empty_waiters() < consumers {
+                thread::yield_now();
+            }
+            // Back to back: only the first put sees 0 -> 1 unless a consumer is very fast.
+            for i in 0..consumers {
+                q.put(i).unwrap();
+            }
+            let what = format!("take cascade, round {round}");
+            let got = handoff::conformance::within(&what, Duration::from_secs(20), move || {
+                let mut got: Vec<_> = cs.into_iter().map(|c| c.join().unwrap().unwrap()).collect();
+                got.sort();
+                got
+            });
+            assert_eq!(got, (0..consumers).collect::<Vec<_>>());
+        }
+    }
+
+    /// A drain from full signals `not_full` once; the woken producer must wake the next
+    /// (put's cascade), or producers sleep beside free room while the consumer waits.
+    #[test]
+    fn put_cascade_wakes_every_waiting_producer() {
+        let producers = 4;
+        let rounds = if cfg!(miri) { 2 } else { 50 };
+        for round in 0..rounds {
+            let q = Arc::new(LinkedBlockingQueue::with_capacity(producers).unwrap());
+            for i in 0..producers {
+                q.put(i).unwrap();
+            }
+            let ps: Vec<_> = (0..producers)
+                .map(|p| {
+                    let q = q.clone();
+                    thread::spawn(move || q.put(100 + p).unwrap())
+                })
+                .collect();
+            while q.not_full_waiters() < producers {
+                thread::yield_now();
+            }
+            assert_eq!(q.drain_with(producers, drop), producers);
+            let what = format!("put cascade, round {round}");
+            handoff::conformance::within(&what, Duration::from_secs(20), move || {
+                for p in ps {
+                    p.join().unwrap();
+                }
+            });
+            assert_eq!(q.len(), producers);
+        }
+    }
+
     impl<T> LinkedBlockingQueue<T> {
         fn not_full_waiters(&self) -> usize {
             let _put = self.lock_put();
