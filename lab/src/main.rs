@@ -1,1 +1,5 @@
-fn main() { println!("disruptor-vs-lbq"); }
+//! The `lab` binary; see the library's documentation (`lab::cli`).
+
+fn main() {
+    std::process::exit(lab::cli::main());
+}

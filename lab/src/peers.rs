@@ -27,9 +27,7 @@
 //!   consumer that is gone.
 
 use crossbeam_utils::CachePadded;
-use handoff::{
-    ConfigError, Consumer, Handoff, Producer, SendError, TryRecvError, TrySendError,
-};
+use handoff::{ConfigError, Consumer, Handoff, Producer, SendError, TryRecvError, TrySendError};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
@@ -300,7 +298,12 @@ impl Handoff for StdMpscHandoff {
         let shared = Shared::new(producers, true);
         let capacity = self.capacity;
         let txs = (0..producers)
-            .map(|index| StdMpscProducer { tx: tx.clone(), shared: shared.clone(), index, capacity })
+            .map(|index| StdMpscProducer {
+                tx: tx.clone(),
+                shared: shared.clone(),
+                index,
+                capacity,
+            })
             .collect();
         Ok((txs, StdMpscConsumer { rx: Some(rx), shared, capacity }))
     }

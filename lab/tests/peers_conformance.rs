@@ -20,10 +20,12 @@ mod disruptor_rs {
     #[test]
     fn small_multi_producer_ring_is_a_config_error() {
         use handoff::Handoff;
-        let err = DisruptorRsHandoff::new(Some(8)).open::<u64>(2).err().expect("an error");
+        let err =
+            DisruptorRsHandoff::new(Some(8)).open::<u64>(2).map(|_| ()).expect_err("an error");
         assert!(err.to_string().contains("minimum of 64"), "{err}");
         assert!(DisruptorRsHandoff::new(Some(8)).open::<u64>(1).is_ok());
-        let err = DisruptorRsHandoff::new(Some(100)).open::<u64>(1).err().expect("an error");
+        let err =
+            DisruptorRsHandoff::new(Some(100)).open::<u64>(1).map(|_| ()).expect_err("an error");
         assert!(err.to_string().contains("power of two"), "{err}");
     }
 }

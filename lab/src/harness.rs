@@ -1,0 +1,498 @@
+//! The measured loop, run inside a child process ("fork"): P named producer threads, one
+//! consumer thread, a start barrier, a self-check of every run, per-thread CPU time and
+//! context switches from `getrusage(RUSAGE_THREAD)`, and end-to-end latency of sampled
+//! messages in an HDR histogram.
+//!
+//! Generic over `H: Handoff` and the payload size `N`, and over `TRACE` (whether the run
+//! emits the lab's own publish/consume spans and counters); the by-name choice happens once
+//! in [`crate::variants::dispatch`].
+
+use crate::variants::{self, Settings, WithHandoff};
+use handoff::{Checker, Consumer, Handoff, Message, Producer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::Instant;
+
+/// Payload sizes the lab compiles the loop for (`handoff::Message<N>` is const-generic).
+pub const PAYLOADS: &[usize] = &[16, 64, 256];
+
+/// What a child process does with its cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Warm-up and measured runs (the timed child).
+    Timed,
+    /// One run under the dhat profiler (the lab-heap binary), written to `file`.
+    Heap {
+        /// Where the dhat JSON goes.
+        file: String,
+    },
+    /// One run with a trace recorder, written to `file`.
+    Trace {
+        /// `flight` or `full`.
+        recorder: String,
+        /// Where the Chrome-trace JSON goes.
+        file: String,
+    },
+}
+
+/// Everything a child needs to run one (variant, P) cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellSpec {
+    /// Variant name.
+    pub variant: String,
+    /// Ring wait strategy, when the variant takes one.
+    pub wait: Option<String>,
+    /// Producer threads.
+    pub producers: usize,
+    /// Messages per run, over all producers.
+    pub messages: u64,
+    /// Warm-up runs (timed mode).
+    pub warmup: usize,
+    /// Measured runs (timed mode).
+    pub runs: usize,
+    /// Ring size (ring, disruptor-rs) and bound of the channel peers.
+    pub ring_size: usize,
+    /// Bound of the locked queue; `None` is unbounded.
+    pub capacity: Option<usize>,
+    /// Prefetch of the reactive pipeline.
+    pub prefetch: usize,
+    /// Payload bytes per message.
+    pub payload: usize,
+    /// Stamp every K-th message of each producer for latency; 0 turns sampling off.
+    pub sample_every: u64,
+    /// Most messages the consumer takes per `recv_batch`; 1 uses `recv`.
+    pub batch: usize,
+    /// Extra sampled/unsampled run pairs measuring the cost of sampling (timed mode).
+    pub sampling_ab_pairs: usize,
+    /// What to do.
+    pub mode: Mode,
+}
+
+impl CellSpec {
+    fn settings(&self) -> Settings {
+        Settings {
+            variant: self.variant.clone(),
+            wait: self.wait.clone(),
+            ring_size: self.ring_size,
+            capacity: self.capacity,
+            prefetch: self.prefetch,
+        }
+    }
+}
+
+/// CPU time and context switches of one thread over its life.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ThreadUsage {
+    /// `producer-i` or `consumer`.
+    pub name: String,
+    /// User + system CPU time, ms.
+    pub cpu_ms: f64,
+    /// User CPU time, ms.
+    pub user_ms: f64,
+    /// System CPU time, ms.
+    pub sys_ms: f64,
+    /// Voluntary context switches (blocking).
+    pub voluntary_cs: u64,
+    /// Involuntary context switches (preemption).
+    pub involuntary_cs: u64,
+}
+
+fn rusage(who: libc::c_int) -> libc::rusage {
+    // SAFETY: an all-zero `rusage` is a valid value of this plain C struct of integers.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable `rusage`; `who` is RUSAGE_SELF or RUSAGE_THREAD,
+    // both supported by Linux. On failure `ru` stays zeroed, which reads as "no usage".
+    unsafe { libc::getrusage(who, &mut ru) };
+    ru
+}
+
+fn tv_ms(tv: libc::timeval) -> f64 {
+    tv.tv_sec as f64 * 1e3 + tv.tv_usec as f64 / 1e3
+}
+
+/// This thread's usage so far (call at the thread's end).
+pub fn thread_usage(name: &str) -> ThreadUsage {
+    let ru = rusage(libc::RUSAGE_THREAD);
+    ThreadUsage {
+        name: name.to_string(),
+        user_ms: tv_ms(ru.ru_utime),
+        sys_ms: tv_ms(ru.ru_stime),
+        cpu_ms: tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime),
+        voluntary_cs: ru.ru_nvcsw as u64,
+        involuntary_cs: ru.ru_nivcsw as u64,
+    }
+}
+
+fn process_cpu_ms() -> f64 {
+    let ru = rusage(libc::RUSAGE_SELF);
+    tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime)
+}
+
+/// Latency percentiles of sampled messages, ns.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    /// Sampled messages recorded.
+    pub count: u64,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest.
+    pub max: u64,
+    /// Mean.
+    pub mean: f64,
+}
+
+impl Latency {
+    /// Percentiles of a histogram.
+    pub fn of(h: &Histogram<u64>) -> Latency {
+        Latency {
+            count: h.len(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+            mean: h.mean(),
+        }
+    }
+}
+
+/// One run's outcome.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Barrier release to the consumer seeing the end, ms.
+    pub ms: f64,
+    /// Whether the run's checks passed (count, per-producer order, checksum).
+    pub valid: bool,
+    /// The checks' account: "ok" or what failed.
+    pub verdict: String,
+    /// Messages sent (as planned).
+    pub sent: u64,
+    /// Messages received.
+    pub received: u64,
+    /// Sends that failed (the channel closed under a producer).
+    pub send_failures: u64,
+    /// Process CPU time over the run, ms (all threads).
+    pub process_cpu_ms: f64,
+    /// Process CPU time / wall time × 100 (200% = two cores busy).
+    pub process_pct: f64,
+    /// Per-thread CPU and context switches.
+    pub threads: Vec<ThreadUsage>,
+    /// Whether sampling was on.
+    pub sampled: bool,
+}
+
+/// What a timed child prints: its runs and merged latency.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CellOutput {
+    /// Warm-up runs (checked, not used in statistics).
+    pub warmup: Vec<RunResult>,
+    /// Measured runs.
+    pub runs: Vec<RunResult>,
+    /// Latency over the valid measured runs.
+    pub latency_ns: Option<Latency>,
+    /// Messages sent by each producer.
+    pub per_producer: Vec<u64>,
+    /// Cost of one sample (two clock reads and a histogram record), ns, measured in-process.
+    pub sample_cost_ns: f64,
+    /// Sampled / unsampled pairs (ms), when asked for.
+    pub ab_sampled_ms: Vec<f64>,
+    /// Unsampled runs of the pairs, ms.
+    pub ab_unsampled_ms: Vec<f64>,
+    /// Heap statistics (heap mode).
+    pub heap: Option<HeapStats>,
+    /// Trace file written (trace mode), relative to nothing: the path given.
+    pub trace_file: Option<String>,
+    /// Notes from the child (e.g. why a trace could not be written).
+    pub notes: Vec<String>,
+}
+
+/// Heap totals of one profiled run, from `dhat::HeapStats`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct HeapStats {
+    /// Allocations over the run.
+    pub total_blocks: u64,
+    /// Bytes allocated over the run.
+    pub total_bytes: u64,
+    /// Peak live bytes.
+    pub max_bytes: u64,
+    /// Live blocks at the peak.
+    pub max_blocks: u64,
+    /// Messages in the profiled run.
+    pub messages: u64,
+    /// Whether the profiled run passed its checks.
+    pub valid: bool,
+}
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
+}
+
+struct Consumed {
+    checker: Checker,
+    hist: Histogram<u64>,
+    end: Instant,
+    usage: ThreadUsage,
+}
+
+/// One run: open, start everyone at a barrier, send, consume, check.
+pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
+    handoff: &H,
+    spec: &CellSpec,
+    sample_every: u64,
+) -> Result<(RunResult, Histogram<u64>), String> {
+    let p = spec.producers;
+    let per = handoff::spread(spec.messages, p);
+    let (txs, mut rx) = handoff
+        .open::<Message<N>>(p)
+        .map_err(|e| format!("{}: open({p}) failed: {e}", spec.variant))?;
+    let barrier = Arc::new(Barrier::new(p + 2));
+    let mut producers = Vec::with_capacity(p);
+    for (i, mut tx) in txs.into_iter().enumerate() {
+        let n = per[i];
+        let barrier = barrier.clone();
+        let h = thread::Builder::new()
+            .name(format!("producer-{i}"))
+            .spawn(move || {
+                barrier.wait();
+                let mut failures = 0u64;
+                let mut countdown = 0u64;
+                for seq in 0..n {
+                    let mut m = Message::<N>::new(i as u32, seq);
+                    if sample_every > 0 {
+                        if countdown == 0 {
+                            countdown = sample_every;
+                            m.sampled = 1;
+                            m.sent_ns = handoff::now_ns();
+                            if TRACE {
+                                let flow = handoff::trace::flow_id(i as u32, seq);
+                                let _s = tracing::trace_span!("publish", flow).entered();
+                                if tx.send(m).is_err() {
+                                    failures += 1;
+                                    break;
+                                }
+                                countdown -= 1;
+                                continue;
+                            }
+                        }
+                        countdown -= 1;
+                    }
+                    if tx.send(m).is_err() {
+                        failures += 1;
+                        break;
+                    }
+                }
+                drop(tx);
+                (failures, thread_usage(&format!("producer-{i}")))
+            })
+            .map_err(|e| format!("spawning producer-{i}: {e}"))?;
+        producers.push(h);
+    }
+    let batch = spec.batch.max(1);
+    let cbarrier = barrier.clone();
+    let consumer = thread::Builder::new()
+        .name("consumer".to_string())
+        .spawn(move || {
+            let mut checker = Checker::new(p);
+            let mut hist = new_histogram();
+            cbarrier.wait();
+            let mut observe = |m: Message<N>| {
+                checker.observe(&m);
+                if m.sampled != 0 {
+                    let lat = handoff::now_ns().saturating_sub(m.sent_ns).max(1);
+                    let _ = hist.record(lat);
+                    if TRACE {
+                        let flow = handoff::trace::flow_id(m.producer, m.seq);
+                        let _s = tracing::trace_span!("consume", flow).entered();
+                    }
+                }
+            };
+            if TRACE {
+                let mut last_ms = handoff::now_ns() / 1_000_000;
+                let mut since = 0u64;
+                loop {
+                    let n = if batch == 1 {
+                        match rx.recv() {
+                            Some(m) => {
+                                observe(m);
+                                1
+                            }
+                            None => 0,
+                        }
+                    } else {
+                        rx.recv_batch(batch, &mut observe)
+                    };
+                    if n == 0 {
+                        break;
+                    }
+                    since += n as u64;
+                    let now_ms = handoff::now_ns() / 1_000_000;
+                    if now_ms > last_ms {
+                        handoff::counter!("messages_per_ms", since / (now_ms - last_ms));
+                        last_ms = now_ms;
+                        since = 0;
+                    }
+                }
+            } else if batch == 1 {
+                while let Some(m) = rx.recv() {
+                    observe(m);
+                }
+            } else {
+                while rx.recv_batch(batch, &mut observe) > 0 {}
+            }
+            let end = Instant::now();
+            drop(rx);
+            Consumed { checker, hist, end, usage: thread_usage("consumer") }
+        })
+        .map_err(|e| format!("spawning the consumer: {e}"))?;
+
+    let cpu0 = process_cpu_ms();
+    barrier.wait();
+    let t0 = Instant::now();
+    let mut send_failures = 0;
+    let mut threads = Vec::with_capacity(p + 1);
+    for (i, h) in producers.into_iter().enumerate() {
+        let (f, usage) = h.join().map_err(|_| format!("producer-{i} panicked"))?;
+        send_failures += f;
+        threads.push(usage);
+    }
+    let consumed = consumer.join().map_err(|_| "the consumer panicked".to_string())?;
+    let cpu1 = process_cpu_ms();
+    threads.push(consumed.usage);
+    let ms = consumed.end.duration_since(t0).as_secs_f64() * 1e3;
+    let verdict = consumed.checker.verdict::<N>(&per);
+    let process_cpu_ms = cpu1 - cpu0;
+    Ok((
+        RunResult {
+            ms,
+            valid: verdict.ok(),
+            verdict: verdict.describe(),
+            sent: verdict.sent,
+            received: verdict.received,
+            send_failures,
+            process_cpu_ms,
+            process_pct: if ms > 0.0 { process_cpu_ms / ms * 100.0 } else { 0.0 },
+            threads,
+            sampled: sample_every > 0,
+        },
+        consumed.hist,
+    ))
+}
+
+/// Measures what one sample costs: a clock read at send, one at receipt, a histogram
+/// record. Median of 5 rounds of 200,000.
+pub fn sample_cost_ns() -> f64 {
+    let mut hist = new_histogram();
+    let mut rounds = Vec::new();
+    for _ in 0..5 {
+        let n = 200_000u64;
+        let t = Instant::now();
+        for _ in 0..n {
+            let sent = std::hint::black_box(handoff::now_ns());
+            let lat = handoff::now_ns().saturating_sub(sent).max(1);
+            let _ = hist.record(std::hint::black_box(lat));
+        }
+        rounds.push(t.elapsed().as_nanos() as f64 / n as f64);
+    }
+    rounds.sort_by(f64::total_cmp);
+    rounds[2]
+}
+
+/// A hook run around the traced run: installs a recorder, then writes its file.
+pub trait TraceHook {
+    /// Installs the recorder for `recorder` mode writing to `file`.
+    fn install(&mut self, recorder: &str, file: &str) -> Result<(), String>;
+    /// Writes the trace after the run.
+    fn finish(&mut self) -> Result<(), String>;
+}
+
+struct CellJob<'a, 'b> {
+    spec: &'a CellSpec,
+    trace: Option<&'b mut dyn TraceHook>,
+}
+
+impl WithHandoff for CellJob<'_, '_> {
+    type Out = Result<CellOutput, String>;
+
+    fn run<H: Handoff + 'static>(self, handoff: H) -> Self::Out {
+        match self.spec.payload {
+            16 => run_cell::<H, 16>(&handoff, self.spec, self.trace),
+            64 => run_cell::<H, 64>(&handoff, self.spec, self.trace),
+            256 => run_cell::<H, 256>(&handoff, self.spec, self.trace),
+            other => Err(format!("payload {other} is not compiled in; valid: {PAYLOADS:?}")),
+        }
+    }
+}
+
+fn run_cell<H: Handoff, const N: usize>(
+    handoff: &H,
+    spec: &CellSpec,
+    trace: Option<&mut dyn TraceHook>,
+) -> Result<CellOutput, String> {
+    let mut out = CellOutput {
+        per_producer: handoff::spread(spec.messages, spec.producers),
+        ..Default::default()
+    };
+    match &spec.mode {
+        Mode::Timed => {
+            for _ in 0..spec.warmup {
+                out.warmup.push(run_once::<H, N, false>(handoff, spec, spec.sample_every)?.0);
+            }
+            let mut merged = new_histogram();
+            for _ in 0..spec.runs {
+                let (r, h) = run_once::<H, N, false>(handoff, spec, spec.sample_every)?;
+                if r.valid {
+                    merged.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?;
+                }
+                out.runs.push(r);
+            }
+            if spec.sample_every > 0 && !merged.is_empty() {
+                out.latency_ns = Some(Latency::of(&merged));
+            }
+            for _ in 0..spec.sampling_ab_pairs {
+                let (a, _) = run_once::<H, N, false>(handoff, spec, spec.sample_every.max(1))?;
+                let (b, _) = run_once::<H, N, false>(handoff, spec, 0)?;
+                if a.valid && b.valid {
+                    out.ab_sampled_ms.push(a.ms);
+                    out.ab_unsampled_ms.push(b.ms);
+                }
+            }
+            out.sample_cost_ns = sample_cost_ns();
+        }
+        Mode::Heap { .. } => {
+            // The caller (lab-heap) wraps this in the profiler; one run, no sampling.
+            let (r, _) = run_once::<H, N, false>(handoff, spec, 0)?;
+            out.runs.push(r);
+        }
+        Mode::Trace { recorder, file } => {
+            let hook = trace.ok_or_else(|| "no trace hook in this binary".to_string())?;
+            hook.install(recorder, file)?;
+            let (r, _) = run_once::<H, N, true>(handoff, spec, spec.sample_every)?;
+            hook.finish()?;
+            out.trace_file = Some(file.clone());
+            out.runs.push(r);
+        }
+    }
+    Ok(out)
+}
+
+/// Runs a cell as its spec says; the entry point of every child.
+pub fn run_spec(spec: &CellSpec, trace: Option<&mut dyn TraceHook>) -> Result<CellOutput, String> {
+    if spec.producers == 0 || spec.messages == 0 {
+        return Err("producers and messages must be at least 1".to_string());
+    }
+    if let (Some(w), true) =
+        (&spec.wait, variants::find(&spec.variant).is_some_and(|v| v.takes_wait))
+    {
+        variants::check_wait(w)?;
+    }
+    variants::dispatch(&spec.settings(), CellJob { spec, trace })?
+}

@@ -1,0 +1,185 @@
+//! The variants the lab can drive, chosen by name at run time with one `match` (enum
+//! dispatch, as crossbeam-channel's `SenderFlavor`); everything inside the chosen arm is
+//! generic over `H: Handoff` and monomorphised.
+
+use crate::faults::{self, Fault, FaultHandoff};
+use crate::peers::{CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff};
+use handoff::Handoff;
+
+/// One variant the lab knows by name.
+#[derive(Debug, Clone, Copy)]
+pub struct VariantInfo {
+    /// The name used on the command line and in results.
+    pub name: &'static str,
+    /// One line: what it is.
+    pub description: &'static str,
+    /// Whether it is one of the lab's own designs (false: a reference peer or a fault).
+    pub ours: bool,
+    /// Whether its wait strategy is chosen with `--wait`.
+    pub takes_wait: bool,
+    /// Why it cannot run in this build, if it cannot.
+    pub unavailable: Option<&'static str>,
+}
+
+const VARIANTS: &[VariantInfo] = &[
+    VariantInfo {
+        name: "locked",
+        description: "LinkedBlockingQueue port: linked nodes, put lock + take lock, two \
+                      conditions (crates/locked-queue)",
+        ours: true,
+        takes_wait: false,
+        unavailable: None,
+    },
+    VariantInfo {
+        name: "ring",
+        description: "LMAX Disruptor ring: preallocated slots, sequencers, a wait strategy \
+                      (crates/ring)",
+        ours: true,
+        takes_wait: true,
+        unavailable: Some("the ring crate has no RingHandoff in this build"),
+    },
+    VariantInfo {
+        name: "reactive",
+        description: "Reactor-style publish_on: request(n), prefetch, 75% replenish \
+                      (crates/reactive)",
+        ours: true,
+        takes_wait: false,
+        unavailable: Some("the reactive crate has no ReactiveHandoff in this build"),
+    },
+    VariantInfo {
+        name: "naive",
+        description: "Mutex<Vec<Box<_>>>: an allocation per message, no bound, no \
+                      backpressure (crates/naive-buffer)",
+        ours: true,
+        takes_wait: false,
+        unavailable: Some("the naive-buffer crate has no NaiveHandoff in this build"),
+    },
+    VariantInfo {
+        name: "crossbeam",
+        description: "peer: crossbeam_channel::bounded(ring size)",
+        ours: false,
+        takes_wait: false,
+        unavailable: None,
+    },
+    VariantInfo {
+        name: "std-mpsc",
+        description: "peer: std::sync::mpsc::sync_channel(ring size)",
+        ours: false,
+        takes_wait: false,
+        unavailable: None,
+    },
+    VariantInfo {
+        name: "disruptor-rs",
+        description: "peer: the disruptor crate 4.x (event poller; spin, then yield)",
+        ours: false,
+        takes_wait: false,
+        unavailable: None,
+    },
+];
+
+const FAULT_VARIANTS: &[VariantInfo] = &[
+    VariantInfo {
+        name: "fault-lossy",
+        description: "test only: loses every 1000th message",
+        ours: false,
+        takes_wait: false,
+        unavailable: None,
+    },
+    VariantInfo {
+        name: "fault-hang",
+        description: "test only: the consumer hangs",
+        ours: false,
+        takes_wait: false,
+        unavailable: None,
+    },
+    VariantInfo {
+        name: "fault-crash",
+        description: "test only: the process aborts",
+        ours: false,
+        takes_wait: false,
+        unavailable: None,
+    },
+];
+
+/// Every variant this process offers (fault variants only with `LAB_FAULTS=1`).
+pub fn all() -> Vec<VariantInfo> {
+    let mut v = VARIANTS.to_vec();
+    if faults::enabled() {
+        v.extend_from_slice(FAULT_VARIANTS);
+    }
+    v
+}
+
+/// Looks a variant up by name.
+pub fn find(name: &str) -> Option<VariantInfo> {
+    all().into_iter().find(|v| v.name == name)
+}
+
+/// The wait strategies of the ring (`--wait`), in the order the ring crate lists them.
+pub const WAITS: &[(&str, &str)] = &[
+    ("blocking", "a lock and a condition variable (the seed's BlockingWaitStrategy)"),
+    ("sleeping", "spin, then yield, then sleep (SleepingWaitStrategy)"),
+    ("yielding", "spin, then yield (YieldingWaitStrategy)"),
+    ("busy-spin", "spin on the sequence (BusySpinWaitStrategy)"),
+];
+
+/// Checks a wait strategy name.
+pub fn check_wait(name: &str) -> Result<(), String> {
+    if WAITS.iter().any(|(w, _)| *w == name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown wait strategy '{name}'; valid: {}",
+            WAITS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")
+        ))
+    }
+}
+
+/// The settings a variant is built with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The variant's name.
+    pub variant: String,
+    /// Wait strategy (ring only).
+    pub wait: Option<String>,
+    /// Ring size: the ring's and disruptor-rs's slots, the bound of the channel peers.
+    pub ring_size: usize,
+    /// The locked queue's bound (`None`: unbounded, as the seed).
+    pub capacity: Option<usize>,
+    /// The reactive pipeline's prefetch.
+    pub prefetch: usize,
+}
+
+/// Something to do with a handoff, whatever its type: the generic half of enum dispatch.
+pub trait WithHandoff {
+    /// What it returns.
+    type Out;
+    /// Runs with the chosen handoff.
+    fn run<H: Handoff + 'static>(self, handoff: H) -> Self::Out;
+}
+
+/// Builds the named variant and hands it to `job`: the one `match` of the lab.
+pub fn dispatch<J: WithHandoff>(s: &Settings, job: J) -> Result<J::Out, String> {
+    let info = find(&s.variant).ok_or_else(|| unknown_variant(&s.variant))?;
+    if let Some(why) = info.unavailable {
+        return Err(format!("variant '{}' is unavailable: {why}", s.variant));
+    }
+    Ok(match s.variant.as_str() {
+        "locked" => job.run(locked_queue::LockedHandoff::new(s.capacity)),
+        "crossbeam" => job.run(CrossbeamHandoff::new(Some(s.ring_size))),
+        "std-mpsc" => job.run(StdMpscHandoff::new(Some(s.ring_size))),
+        "disruptor-rs" => job.run(DisruptorRsHandoff::new(Some(s.ring_size))),
+        "fault-lossy" => job.run(FaultHandoff::new(Fault::Lossy, Some(s.ring_size))),
+        "fault-hang" => job.run(FaultHandoff::new(Fault::Hang, Some(s.ring_size))),
+        "fault-crash" => job.run(FaultHandoff::new(Fault::Crash, Some(s.ring_size))),
+        other => return Err(format!("variant '{other}' is listed but not wired in")),
+    })
+}
+
+/// The error for a name the lab does not know.
+pub fn unknown_variant(name: &str) -> String {
+    format!(
+        "unknown variant '{name}'; valid: {}",
+        all().iter().map(|v| v.name).collect::<Vec<_>>().join(", ")
+    )
+}
