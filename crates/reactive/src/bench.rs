@@ -1,0 +1,181 @@
+//! Seed-000 workloads as plain functions, for criterion benches here and for the lab's
+//! experiments (which time them with nanosecond clocks in their own processes).
+//!
+//! Each returns a value computed from every element so the work cannot be optimised away,
+//! and callers check it: [`range_sum`] returns `1 + … + n`, the subscribe loops return
+//! `n` (one element of value 1 per subscription). Inputs go through
+//! [`std::hint::black_box`].
+
+use crate::{Error, Flux, Mono, Scheduler, Subscriber, Subscription, SyncSinglePublisher};
+use std::cell::Cell;
+use std::hint::black_box;
+use std::sync::mpsc;
+use std::time::Duration;
+
+thread_local! {
+    /// Where [`SumInto`] leaves its sum at `on_complete` (no atomics, no allocation).
+    static SINK: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Sums its elements and adds the sum to a thread-local at `on_complete`: the seed's
+/// `v -> sink += v` lambda, without a shared volatile.
+#[derive(Debug, Default)]
+pub struct SumInto {
+    sum: u64,
+}
+
+impl Subscriber<u64> for SumInto {
+    #[inline]
+    fn on_subscribe<S: Subscription>(&mut self, s: &S) {
+        s.request(crate::UNBOUNDED)
+    }
+    #[inline]
+    fn on_next<S: Subscription>(&mut self, item: u64, _s: &S) {
+        self.sum = self.sum.wrapping_add(item);
+    }
+    fn on_error(&mut self, error: Error) {
+        panic!("SumInto: unexpected on_error: {error}")
+    }
+    #[inline]
+    fn on_complete(&mut self) {
+        SINK.with(|c| c.set(c.get().wrapping_add(self.sum)));
+    }
+}
+
+fn take_sink() -> u64 {
+    SINK.with(|c| c.replace(0))
+}
+
+/// `1 + 2 + … + n`, the expected result of [`range_sum`].
+pub fn expected_range_sum(n: u64) -> u64 {
+    n.wrapping_mul(n.wrapping_add(1)) / 2
+}
+
+/// `Flux.range(1, n).subscribe(v -> sink += v)`: one subscription, `n` elements.
+#[inline(never)]
+pub fn range_sum(n: u64) -> u64 {
+    take_sink();
+    Flux::range(1, black_box(n)).subscribe(SumInto::default());
+    take_sink()
+}
+
+/// `Mono.just(1)` subscribed `n` times: returns `n` when every subscription delivered.
+#[inline(never)]
+pub fn mono_just_subscribe(n: u64) -> u64 {
+    take_sink();
+    for _ in 0..n {
+        Mono::just(black_box(1u64)).subscribe(SumInto::default());
+    }
+    take_sink()
+}
+
+/// The hand-written [`SyncSinglePublisher`] subscribed `n` times: returns `n`.
+#[inline(never)]
+pub fn hand_written_subscribe(n: u64) -> u64 {
+    take_sink();
+    let p = SyncSinglePublisher::new(1u64);
+    for _ in 0..n {
+        black_box(&p).subscribe(SumInto::default());
+    }
+    take_sink()
+}
+
+/// Sums on the worker and sends the sum at the end.
+struct SumSend {
+    sum: u64,
+    tx: Option<mpsc::Sender<Result<u64, Error>>>,
+}
+
+impl Subscriber<u64> for SumSend {
+    fn on_subscribe<S: Subscription>(&mut self, s: &S) {
+        s.request(crate::UNBOUNDED)
+    }
+    #[inline]
+    fn on_next<S: Subscription>(&mut self, item: u64, _s: &S) {
+        self.sum = self.sum.wrapping_add(item);
+    }
+    fn on_error(&mut self, error: Error) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Err(error));
+        }
+    }
+    fn on_complete(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Ok(self.sum));
+        }
+    }
+}
+
+/// `Flux.range(1, n).publishOn(scheduler, prefetch).subscribe(sum)`; waits for the end
+/// (at most `timeout`) and returns the sum (check it against [`expected_range_sum`]).
+pub fn publish_on_sum(
+    n: u64,
+    scheduler: &Scheduler,
+    prefetch: usize,
+    timeout: Duration,
+) -> Result<u64, Error> {
+    let (tx, rx) = mpsc::channel();
+    Flux::range(1, n).publish_on(scheduler, prefetch).subscribe(SumSend { sum: 0, tx: Some(tx) });
+    rx.recv_timeout(timeout).map_err(|_| Error::Timeout(timeout))?
+}
+
+/// Records, per element, the nanoseconds between the upstream's `map` (a [`handoff::now_ns`]
+/// stamp) and the downstream's `on_next` on the worker.
+struct Latencies {
+    lat: Vec<u64>,
+    one_by_one: bool,
+    tx: Option<mpsc::Sender<Result<Vec<u64>, Error>>>,
+}
+
+impl Subscriber<(u64, u64)> for Latencies {
+    fn on_subscribe<S: Subscription>(&mut self, s: &S) {
+        s.request(if self.one_by_one { 1 } else { crate::UNBOUNDED })
+    }
+    #[inline]
+    fn on_next<S: Subscription>(&mut self, (stamp, _i): (u64, u64), s: &S) {
+        self.lat.push(handoff::now_ns().saturating_sub(stamp));
+        if self.one_by_one {
+            s.request(1);
+        }
+    }
+    fn on_error(&mut self, error: Error) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Err(error));
+        }
+    }
+    fn on_complete(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Ok(std::mem::take(&mut self.lat)));
+        }
+    }
+}
+
+/// The seed's latency test: `Flux.range(0, n).map(i -> stamp).publishOn(scheduler,
+/// prefetch)`, recording the stamp-to-`on_next` latency of each element (ns, in arrival
+/// order). With `one_by_one` the subscriber requests 1 at a time (the seed's "idle
+/// latency" variant: no queue builds up); otherwise unbounded (up to `prefetch` queue).
+pub fn publish_on_latency(
+    n: u64,
+    scheduler: &Scheduler,
+    prefetch: usize,
+    one_by_one: bool,
+    timeout: Duration,
+) -> Result<Vec<u64>, Error> {
+    let (tx, rx) = mpsc::channel();
+    let sub = Latencies { lat: Vec::with_capacity(n as usize), one_by_one, tx: Some(tx) };
+    Flux::range(0, n)
+        .map(|i| (handoff::now_ns(), i))
+        .publish_on(scheduler, prefetch)
+        .subscribe(sub);
+    rx.recv_timeout(timeout).map_err(|_| Error::Timeout(timeout))?
+}
+
+/// Percentile `p` (0..=100) of sorted nanosecond samples (nearest rank); `None` if empty.
+pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+

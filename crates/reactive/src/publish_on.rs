@@ -1,0 +1,362 @@
+//! `publish_on(scheduler, prefetch)`, after Reactor's `FluxPublishOn`.
+//!
+//! The upstream side (`Inner`) requests `prefetch` when subscribed, pushes each element into
+//! a bounded SPSC ring of `prefetch` slots and bumps the WIP counter; the thread that bumps
+//! it from 0 schedules a drain on the worker. The drain (`State::drain`) owns the ring's
+//! consumer role and the downstream subscriber while it holds WIP; it emits up to the
+//! downstream's demand, requests `limit = prefetch - prefetch/4` upstream each time that
+//! many have been consumed, and leaves with the missed-count pattern: it subtracts what it
+//! has seen from WIP and loops while work arrived meanwhile. Errors are delayed until the
+//! queued elements are delivered (Reactor's default for `publishOn`); `request(0)`,
+//! cancel and a rejected schedule cut ahead.
+
+use crate::demand::{BAD_REQUEST, CANCELLED};
+use crate::scheduler::{Scheduler, Task, Worker};
+use crate::spsc::SpscRing;
+use crate::{
+    add_cap, replenish_limit, Cancelled, Error, Publisher, RemoteSubscription,
+    SharedSubscription, Subscriber, Subscription, UNBOUNDED,
+};
+use crossbeam_utils::CachePadded;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Upstream finished (`on_complete`, or `on_error` with the error stored first).
+const DONE: u8 = 4;
+/// The scheduler refused the drain.
+const REJECTED: u8 = 8;
+
+/// The `publish_on` / `limit_rate` publisher.
+#[derive(Debug, Clone)]
+pub struct PublishOn<P> {
+    source: P,
+    scheduler: Scheduler,
+    prefetch: usize,
+    name: &'static str,
+}
+
+impl<P> PublishOn<P> {
+    pub(crate) fn new(source: P, scheduler: Scheduler, prefetch: usize, name: &'static str) -> Self {
+        PublishOn { source, scheduler, prefetch, name }
+    }
+}
+
+impl<P: Publisher> Publisher for PublishOn<P>
+where
+    P::Item: Send + 'static,
+{
+    type Item = P::Item;
+
+    fn subscribe<S: Subscriber<P::Item> + Send + 'static>(self, mut s: S) {
+        if self.prefetch == 0 {
+            s.on_subscribe(&Cancelled);
+            s.on_error(Error::InvalidArgument(format!(
+                "{}: prefetch must be at least 1 (got 0); Reactor's default is {}",
+                self.name,
+                crate::DEFAULT_PREFETCH
+            )));
+            return;
+        }
+        let state = Arc::new(State {
+            ring: SpscRing::new(self.prefetch),
+            wip: CachePadded::new(AtomicUsize::new(1)), // held by the subscribing thread
+            requested: CachePadded::new(AtomicU64::new(0)),
+            flags: AtomicU8::new(0),
+            error: Mutex::new(None),
+            upstream: OnceLock::new(),
+            worker: self.scheduler.worker(),
+            prefetch: self.prefetch,
+            limit: replenish_limit(self.prefetch),
+            drain: UnsafeCell::new(DrainState { down: Some(s), produced: 0, consumed: 0 }),
+        });
+        self.source.subscribe(Inner { state, done: false });
+    }
+}
+
+struct DrainState<S> {
+    down: Option<S>,
+    /// Elements emitted downstream so far (compared with the running total `requested`).
+    produced: u64,
+    /// Elements consumed since the last upstream request.
+    consumed: usize,
+}
+
+struct State<T, S> {
+    ring: SpscRing<T>,
+    wip: CachePadded<AtomicUsize>,
+    /// Total downstream demand so far (saturating; `UNBOUNDED` = no limit).
+    requested: CachePadded<AtomicU64>,
+    flags: AtomicU8,
+    error: Mutex<Option<Error>>,
+    upstream: OnceLock<SharedSubscription>,
+    worker: Worker,
+    prefetch: usize,
+    limit: usize,
+    /// Touched only by the holder of `wip` (and by `Drop`).
+    drain: UnsafeCell<DrainState<S>>,
+}
+
+// SAFETY: `drain` (the downstream subscriber and the counters) is accessed only by the
+// thread holding WIP: WIP is taken by the RMW that moves it from 0 (or by the subscribing
+// thread, which creates it at 1) and released by the RMW that brings it back to 0, both
+// AcqRel, so successive holders are ordered; a handover to a worker goes through the
+// worker's queue mutex. The ring is `Sync` for `T: Send`; everything else is atomics or
+// mutexes. `S: Send` because the subscriber is used from whichever thread drains.
+unsafe impl<T: Send, S: Send> Sync for State<T, S> {}
+
+impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> State<T, S> {
+    /// Takes WIP if free and schedules a drain.
+    #[inline]
+    fn try_schedule(self: &Arc<Self>) {
+        if self.wip.fetch_add(1, Ordering::AcqRel) == 0 {
+            self.schedule_drain();
+        }
+    }
+
+    /// The caller holds WIP: hand it to the worker (or drain here if it refuses).
+    fn schedule_drain(self: &Arc<Self>) {
+        let task: Arc<dyn Task> = self.clone();
+        if let Err(task) = self.worker.schedule(task) {
+            drop(task);
+            *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Error::Rejected(
+                "publish_on: the scheduler was shut down; the drain was rejected".to_string(),
+            ));
+            self.flags.fetch_or(REJECTED, Ordering::SeqCst);
+            self.drain();
+        }
+    }
+
+    fn request(self: &Arc<Self>, n: u64) {
+        if n == 0 {
+            self.flags.fetch_or(BAD_REQUEST, Ordering::SeqCst);
+        } else {
+            let mut cur = self.requested.load(Ordering::Relaxed);
+            while cur != UNBOUNDED {
+                match self.requested.compare_exchange_weak(
+                    cur,
+                    add_cap(cur, n),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => break,
+                    Err(c) => cur = c,
+                }
+            }
+        }
+        self.try_schedule();
+    }
+
+    fn cancel(self: &Arc<Self>) {
+        if self.flags.fetch_or(CANCELLED, Ordering::SeqCst) & CANCELLED == 0 {
+            if let Some(up) = self.upstream.get() {
+                up.cancel();
+            }
+            self.try_schedule(); // the drain drops the subscriber and the queue
+        }
+    }
+
+    fn clear(&self) {
+        // SAFETY: called by the WIP holder only: the sole consumer.
+        while let Some(v) = unsafe { self.ring.pop() } {
+            drop(v);
+        }
+    }
+
+    /// The drain loop; the caller holds WIP.
+    fn drain(self: &Arc<Self>) {
+        let mut missed = 1;
+        loop {
+            // SAFETY: we hold WIP (see `unsafe impl Sync`), so no one else touches `drain`.
+            let ds = unsafe { &mut *self.drain.get() };
+            self.pass(ds);
+            let w = self.wip.load(Ordering::Acquire);
+            if w == missed {
+                missed = self.wip.fetch_sub(missed, Ordering::AcqRel) - missed;
+                if missed == 0 {
+                    break;
+                }
+            } else {
+                missed = w;
+            }
+        }
+    }
+
+    /// One pass: emit what demand allows, terminate if due.
+    fn pass(self: &Arc<Self>, ds: &mut DrainState<S>) {
+        let handle = Handle(self);
+        loop {
+            if ds.down.is_none() {
+                self.clear();
+                return;
+            }
+            let flags = self.flags.load(Ordering::Acquire);
+            if flags & CANCELLED != 0 {
+                ds.down = None;
+                self.clear();
+                return;
+            }
+            if flags & (BAD_REQUEST | REJECTED) != 0 {
+                if let Some(up) = self.upstream.get() {
+                    up.cancel();
+                }
+                let e = if flags & BAD_REQUEST != 0 {
+                    Error::NonPositiveRequest
+                } else {
+                    self.error.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_else(
+                        || Error::Rejected("publish_on: drain rejected".to_string()),
+                    )
+                };
+                if let Some(mut down) = ds.down.take() {
+                    down.on_error(e);
+                }
+                self.clear();
+                return;
+            }
+            let r = self.requested.load(Ordering::Acquire);
+            let mut e = ds.produced;
+            let depth = self.ring.len();
+            handoff::counter!("queue_depth", depth);
+            let _b = handoff::batch_span!(depth);
+            let Some(down) = ds.down.as_mut() else { return };
+            let mut interrupted = false;
+            while e != r {
+                let done = self.flags.load(Ordering::Acquire) & DONE != 0;
+                // SAFETY: WIP holder: the sole consumer of the ring.
+                match unsafe { self.ring.pop() } {
+                    Some(v) => {
+                        down.on_next(v, &handle);
+                        e += 1;
+                        ds.consumed += 1;
+                        if ds.consumed == self.limit {
+                            ds.consumed = 0;
+                            if let Some(up) = self.upstream.get() {
+                                up.request(self.limit as u64);
+                            }
+                        }
+                        if self.flags.load(Ordering::Relaxed) & (CANCELLED | BAD_REQUEST) != 0 {
+                            interrupted = true;
+                            break;
+                        }
+                    }
+                    None => {
+                        if done {
+                            ds.produced = e;
+                            self.terminate(ds);
+                            return;
+                        }
+                        break;
+                    }
+                }
+            }
+            ds.produced = e;
+            if interrupted {
+                continue; // handle the cancel / bad request at the top
+            }
+            if e == r && self.flags.load(Ordering::Acquire) & DONE != 0 && self.ring.is_empty() {
+                self.terminate(ds);
+            }
+            return;
+        }
+    }
+
+    fn terminate(&self, ds: &mut DrainState<S>) {
+        if let Some(mut down) = ds.down.take() {
+            match self.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                Some(e) => down.on_error(e),
+                None => down.on_complete(),
+            }
+        }
+    }
+}
+
+impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> Task for State<T, S> {
+    fn run(self: Arc<Self>) {
+        self.drain();
+    }
+}
+
+/// The subscription `publish_on` lends downstream.
+struct Handle<'a, T, S>(&'a Arc<State<T, S>>);
+
+impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> Subscription for Handle<'_, T, S> {
+    #[inline]
+    fn request(&self, n: u64) {
+        self.0.request(n)
+    }
+    fn cancel(&self) {
+        self.0.cancel()
+    }
+    fn detach(&self) -> SharedSubscription {
+        SharedSubscription::new(Arc::new(Remote(self.0.clone())))
+    }
+}
+
+/// The detached downstream handle.
+struct Remote<T, S>(Arc<State<T, S>>);
+
+impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> RemoteSubscription for Remote<T, S> {
+    fn request(&self, n: u64) {
+        self.0.request(n)
+    }
+    fn cancel(&self) {
+        self.0.cancel()
+    }
+}
+
+/// The upstream-facing subscriber: pushes into the ring.
+struct Inner<T, S> {
+    state: Arc<State<T, S>>,
+    done: bool,
+}
+
+impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> Subscriber<T> for Inner<T, S> {
+    fn on_subscribe<Q: Subscription>(&mut self, up: &Q) {
+        let st = &self.state;
+        let _ = st.upstream.set(up.detach());
+        // We hold WIP (created at 1): deliver the downstream's on_subscribe, then hand WIP
+        // to the worker, which processes whatever that call requested.
+        // SAFETY: WIP holder.
+        let ds = unsafe { &mut *st.drain.get() };
+        if let Some(down) = ds.down.as_mut() {
+            down.on_subscribe(&Handle(st));
+        }
+        st.schedule_drain();
+        up.request(st.prefetch as u64);
+    }
+
+    #[inline]
+    fn on_next<Q: Subscription>(&mut self, item: T, up: &Q) {
+        if self.done {
+            return;
+        }
+        // SAFETY: the upstream's signals are serial and ordered (§1.3): one producer at a
+        // time, each push happening-before the next.
+        if let Err(item) = unsafe { self.state.ring.push(item) } {
+            drop(item);
+            self.done = true;
+            up.cancel();
+            *self.state.error.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(Error::QueueFull { prefetch: self.state.prefetch });
+            self.state.flags.fetch_or(DONE, Ordering::SeqCst);
+        }
+        self.state.try_schedule();
+    }
+
+    fn on_error(&mut self, error: Error) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        *self.state.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+        self.state.flags.fetch_or(DONE, Ordering::SeqCst);
+        self.state.try_schedule();
+    }
+
+    fn on_complete(&mut self) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        self.state.flags.fetch_or(DONE, Ordering::SeqCst);
+        self.state.try_schedule();
+    }
+}
