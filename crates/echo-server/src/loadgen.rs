@@ -652,8 +652,9 @@ impl Gen {
         }
         c.endwrite = Instant::now();
         c.phase = Phase::Reading;
-        // A response may already be waiting (edge already consumed while writing).
-        self.read_response(poll, c, i, true);
+        // The response raises a readable edge when it arrives (not read here: with
+        // keep-alive that would recurse through `complete` for as long as responses
+        // came back at once).
     }
 
     /// Reads until drained: `WouldBlock`, or (unless the peer may have closed) a read

@@ -337,6 +337,7 @@ fn launch<D: Dispatch + Send + 'static>(
         scratch: vec![0; 16 * 1024].into_boxed_slice(),
         lingering: VecDeque::new(),
         accept_pending: false,
+        resume: Vec::new(),
         stats: ServerStats::default(),
         stop: stop.clone(),
         dispatch,
@@ -478,6 +479,8 @@ struct EventLoop<D> {
     /// (deadline, slot, generation) of lingering connections, in deadline order.
     lingering: VecDeque<(Instant, usize, u32)>,
     accept_pending: bool,
+    /// (slot, generation) of connections to resume reading: see `run`.
+    resume: Vec<(usize, u32)>,
     stats: ServerStats,
     stop: Arc<AtomicBool>,
     dispatch: D,
@@ -488,6 +491,7 @@ impl<D: Dispatch> EventLoop<D> {
     fn run(mut self) -> ServerStats {
         let mut events = Events::with_capacity(self.config.events_capacity);
         let mut replies = Vec::new();
+        let mut resume = Vec::new();
         let mut last_open = usize::MAX;
         while !self.stop.load(Ordering::SeqCst) {
             let timeout = self.poll_timeout();
@@ -525,6 +529,19 @@ impl<D: Dispatch> EventLoop<D> {
             for r in replies.drain(..) {
                 self.deliver(r);
             }
+            // Kept-alive connections whose response went out: their next (pipelined)
+            // request is parsed here, one per connection per pass, rather than by
+            // recursion from `flush` (which a long pipeline would turn into a deep stack).
+            std::mem::swap(&mut resume, &mut self.resume);
+            for (i, generation) in resume.drain(..) {
+                if self.state_of(i, generation) == Some(State::Reading) {
+                    if self.conn(i).more_to_read {
+                        self.on_readable(i, true);
+                    } else {
+                        self.process(i);
+                    }
+                }
+            }
             if self.accept_pending {
                 self.accept_all();
             }
@@ -540,6 +557,9 @@ impl<D: Dispatch> EventLoop<D> {
     }
 
     fn poll_timeout(&self) -> Option<Duration> {
+        if !self.resume.is_empty() {
+            return Some(Duration::ZERO);
+        }
         let mut t = self.accept_pending.then_some(Duration::from_millis(10));
         if let Some(&(deadline, _, _)) = self.lingering.front() {
             let d = deadline.saturating_duration_since(Instant::now());
@@ -769,10 +789,9 @@ impl<D: Dispatch> EventLoop<D> {
         if conn.keep_alive {
             conn.state = State::Reading;
             conn.out = &[];
-            if conn.more_to_read {
-                self.on_readable(i, true);
-            } else {
-                self.process(i);
+            if conn.more_to_read || !conn.inbuf.is_empty() {
+                let generation = self.slots[i].generation;
+                self.resume.push((i, generation));
             }
         } else if conn.kind == ResponseKind::BadRequest
             || conn.more_to_read

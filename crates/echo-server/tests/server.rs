@@ -224,3 +224,47 @@ fn a_slow_reader_gets_the_whole_response() {
     assert!(stats.partial_writes > 0, "no write hit WouldBlock: {stats:?}");
     assert_eq!(stats.errors, 0, "{stats:?}");
 }
+
+#[test]
+fn a_long_pipeline_read_as_fast_as_it_comes_is_served_in_order() {
+    // 20,000 pipelined requests on one connection, answered in the event loop itself:
+    // all served, in order. (The server resumes a pipelined connection from its loop, not
+    // by recursion from the write path; this test did not overflow the old recursive
+    // version here, because the writes block often enough to unwind it.)
+    let server = start_mode(Mode::Inline, ServerConfig::default());
+    let mut s = connect(server.addr());
+    let n = 20_000u64;
+    let writer = {
+        let mut w = s.try_clone().unwrap();
+        std::thread::spawn(move || {
+            // One write: the server's buffer is always full of requests.
+            let mut all = String::new();
+            for i in 0..n {
+                let path = if i % 2 == 0 { "/even" } else { "/odd" };
+                let method = if i == n - 1 { "HEAD" } else { "GET" };
+                all.push_str(&format!("{method} {path} HTTP/1.1\r\n\r\n"));
+            }
+            send(&mut w, &all);
+        })
+    };
+    // Read as fast as possible, in big chunks, so the server's writes never block.
+    use echo_server::http::{response_bytes, ResponseKind};
+    let (get, head) =
+        (response_bytes(ResponseKind::Ok, true), response_bytes(ResponseKind::OkHead, true));
+    let expected = (n as usize - 1) * get.len() + head.len();
+    let mut got = Vec::with_capacity(expected);
+    let mut chunk = vec![0u8; 1 << 20];
+    while got.len() < expected {
+        let k = std::io::Read::read(&mut s, &mut chunk).expect("read responses");
+        assert!(k > 0, "closed after {} of {expected} bytes", got.len());
+        got.extend_from_slice(&chunk[..k]);
+    }
+    assert_eq!(got.len(), expected);
+    assert!(got.chunks(get.len()).take(n as usize - 1).all(|r| r == get));
+    // The last one is the HEAD: headers only, proving the order was kept.
+    assert_eq!(&got[expected - head.len()..], head);
+    writer.join().unwrap();
+    drop(s);
+    let stats = server.shutdown();
+    assert_eq!(stats.requests_served, n, "{stats:?}");
+}
