@@ -121,15 +121,25 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> Sink<T, S> {
         }
         let mut credit = sh.credit.load(Ordering::Relaxed);
         if credit == 0 {
-            credit = sh.demand.swap(0, Ordering::AcqRel);
+            credit = sh.demand.swap(0, Ordering::SeqCst);
             if credit == 0 {
                 return Err(TrySendError::Full(value));
             }
+            if credit != crate::UNBOUNDED {
+                credit -= 1;
+            }
+            // Fresh credit: a waiter may have seen `demand` already swapped to 0 but not
+            // this store yet; Dekker (store, then read `waiters`; both SeqCst) wakes it.
+            sh.credit.store(credit, Ordering::SeqCst);
+            if credit > 0 {
+                sh.wake_waiters();
+            }
+        } else {
+            if credit != crate::UNBOUNDED {
+                credit -= 1;
+            }
+            sh.credit.store(credit, Ordering::Relaxed);
         }
-        if credit != crate::UNBOUNDED {
-            credit -= 1;
-        }
-        sh.credit.store(credit, Ordering::Relaxed);
         let Some(sub) = st.sub.as_mut() else { return Err(TrySendError::Closed(value)) };
         sub.on_next(value, &Handle(sh));
         let flags = sh.state.load(Ordering::Acquire);
@@ -189,11 +199,12 @@ impl<T, S> Shared<T, S> {
     }
 
     /// Demand to use (claimed or not) or a state change. A waiter sleeps only when both
-    /// demand counters are 0; credit can only come from new demand, whose `request` wakes it.
+    /// demand counters are 0; new demand wakes it (`request`), and so does demand turning
+    /// into credit (`emit_now`).
     fn has_news(&self) -> bool {
         self.demand.load(Ordering::SeqCst) > 0
             || self.state.load(Ordering::SeqCst) != 0
-            || self.credit.load(Ordering::Relaxed) > 0
+            || self.credit.load(Ordering::SeqCst) > 0
     }
 
     /// Waits (outside the emit lock) until demand arrives or the sink stops.
