@@ -910,9 +910,11 @@ fn run(r: RunArgs) -> Result<i32, UsageError> {
                     interrupted = true;
                     break;
                 }
-                Outcome::Done(_) if path.is_file() => {
+                Outcome::Done(out) if path.is_file() => {
                     row.trace = Some(file);
-                    progress.finish_one(&what, "written");
+                    let account = out.notes.join("; ");
+                    plan.notes.push(format!("{what}: {account}"));
+                    progress.finish_one(&what, &account);
                 }
                 Outcome::Done(_) => {
                     plan.notes.push(format!("{what}: the child wrote no trace file"));

@@ -410,8 +410,8 @@ pub fn sample_cost_ns() -> f64 {
 pub trait TraceHook {
     /// Installs the recorder for `recorder` mode writing to `file`.
     fn install(&mut self, recorder: &str, file: &str) -> Result<(), String>;
-    /// Writes the trace after the run.
-    fn finish(&mut self) -> Result<(), String>;
+    /// Writes the trace after the run; returns a one-line account.
+    fn finish(&mut self) -> Result<String, String>;
 }
 
 struct CellJob<'a, 'b> {
@@ -476,7 +476,7 @@ fn run_cell<H: Handoff, const N: usize>(
             let hook = trace.ok_or_else(|| "no trace hook in this binary".to_string())?;
             hook.install(recorder, file)?;
             let (r, _) = run_once::<H, N, true>(handoff, spec, spec.sample_every)?;
-            hook.finish()?;
+            out.notes.push(hook.finish()?);
             out.trace_file = Some(file.clone());
             out.runs.push(r);
         }

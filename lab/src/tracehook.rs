@@ -1,36 +1,84 @@
-//! The lab's hook into a trace recorder for the trace child of each cell.
+//! The lab's hook into the flight-recorder crate for the trace child of each cell.
 //!
-//! Modes: `flight` (the flight-recorder crate's per-thread rings, dumped as Chrome-trace
-//! JSON after the run) and `full` (streaming capture of every event). The recorder is
-//! installed in the trace child only, never in a timed child.
+//! Modes: `flight` (per-thread bounded rings, dumped as Chrome-trace JSON after the run:
+//! `flight_recorder::install_flight` then `Recorder::dump`) and `full` (every event streamed
+//! by tracing-chrome: `flight_recorder::install_full` then `FullGuard::finish`). A recorder
+//! is installed in the trace child only, never in a timed child, so traces cost the timed
+//! runs nothing; what tracing costs is measured by another experiment.
 
 use crate::harness::TraceHook;
+use std::path::PathBuf;
 
 /// Why tracing cannot run in this build, if it cannot.
 pub fn unavailable() -> Option<String> {
-    Some(
-        "the flight-recorder crate does not provide install_flight/install_full in this build; \
-         trace files were not written"
-            .to_string(),
-    )
+    None
+}
+
+enum State {
+    Idle,
+    Flight(flight_recorder::Recorder, PathBuf),
+    Full(flight_recorder::FullGuard),
 }
 
 /// The hook used by the trace child.
-#[derive(Debug, Default)]
 pub struct RecorderHook {
-    file: Option<String>,
+    state: State,
+}
+
+impl Default for RecorderHook {
+    fn default() -> Self {
+        RecorderHook { state: State::Idle }
+    }
+}
+
+impl std::fmt::Debug for RecorderHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = match self.state {
+            State::Idle => "idle",
+            State::Flight(..) => "flight",
+            State::Full(_) => "full",
+        };
+        f.debug_struct("RecorderHook").field("state", &s).finish()
+    }
 }
 
 impl TraceHook for RecorderHook {
     fn install(&mut self, recorder: &str, file: &str) -> Result<(), String> {
-        self.file = Some(file.to_string());
-        match unavailable() {
-            Some(why) => Err(format!("trace mode '{recorder}': {why}")),
-            None => Ok(()),
-        }
+        let path = PathBuf::from(file);
+        self.state = match recorder {
+            "flight" => {
+                let config = flight_recorder::Config {
+                    process_name: Some("lab".to_string()),
+                    ..Default::default()
+                };
+                let r = flight_recorder::install_flight(config)
+                    .map_err(|e| format!("installing the flight recorder: {e}"))?;
+                State::Flight(r, path)
+            }
+            "full" => {
+                let g = flight_recorder::install_full(&path)
+                    .map_err(|e| format!("installing the full capture: {e}"))?;
+                State::Full(g)
+            }
+            other => return Err(format!("trace mode '{other}'; valid: flight, full")),
+        };
+        Ok(())
     }
 
-    fn finish(&mut self) -> Result<(), String> {
-        Err("no recorder installed".to_string())
+    fn finish(&mut self) -> Result<String, String> {
+        match std::mem::replace(&mut self.state, State::Idle) {
+            State::Idle => Err("no recorder installed".to_string()),
+            State::Flight(r, path) => {
+                let s = r.dump(&path).map_err(|e| format!("dumping the flight recorder: {e}"))?;
+                Ok(format!(
+                    "flight: {} events from {} threads, {} overwritten, {} dropped",
+                    s.events, s.threads, s.overwritten, s.dropped
+                ))
+            }
+            State::Full(g) => {
+                let s = g.finish().map_err(|e| format!("finishing the full capture: {e}"))?;
+                Ok(format!("full: {} events", s.events))
+            }
+        }
     }
 }

@@ -52,7 +52,7 @@ const VARIANTS: &[VariantInfo] = &[
                       backpressure (crates/naive-buffer)",
         ours: true,
         takes_wait: false,
-        unavailable: Some("the naive-buffer crate has no NaiveHandoff in this build"),
+        unavailable: None,
     },
     VariantInfo {
         name: "crossbeam",
@@ -166,6 +166,7 @@ pub fn dispatch<J: WithHandoff>(s: &Settings, job: J) -> Result<J::Out, String> 
     }
     Ok(match s.variant.as_str() {
         "locked" => job.run(locked_queue::LockedHandoff::new(s.capacity)),
+        "naive" => job.run(naive_buffer::NaiveHandoff::new()),
         "crossbeam" => job.run(CrossbeamHandoff::new(Some(s.ring_size))),
         "std-mpsc" => job.run(StdMpscHandoff::new(Some(s.ring_size))),
         "disruptor-rs" => job.run(DisruptorRsHandoff::new(Some(s.ring_size))),
