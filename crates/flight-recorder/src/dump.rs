@@ -91,7 +91,11 @@ fn flow_of(r: &Record, name: &str) -> Option<u64> {
         .then_some(r.fields.num)
 }
 
-pub(crate) fn write_trace(w: &mut impl Write, info: &Info<'_>, win: &Window) -> io::Result<DumpStats> {
+pub(crate) fn write_trace(
+    w: &mut impl Write,
+    info: &Info<'_>,
+    win: &Window,
+) -> io::Result<DumpStats> {
     let pid = info.pid;
     let mut stats = DumpStats {
         overwritten: win.overwritten,
@@ -171,7 +175,11 @@ pub(crate) fn write_trace(w: &mut impl Write, info: &Info<'_>, win: &Window) -> 
                         Some("counter") => r.fields.text(),
                         _ => r.meta.name(),
                     };
-                    write!(w, ",\n{{\"ph\":\"C\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":", Us(r.start_ns))?;
+                    write!(
+                        w,
+                        ",\n{{\"ph\":\"C\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":",
+                        Us(r.start_ns)
+                    )?;
                     json_str(w, name)?;
                     write!(w, ",\"args\":{{\"value\":{v}}}}}")?;
                     stats.events += 1;

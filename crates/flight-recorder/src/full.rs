@@ -170,17 +170,14 @@ pub(crate) fn repair(events: Vec<Value>, process_name: &str) -> (Vec<Value>, Rep
         let ph = obj.get("ph").and_then(Value::as_str).unwrap_or("").to_owned();
         let cat = obj.get("cat").and_then(Value::as_str).unwrap_or("").to_owned();
         match ph.as_str() {
-            "M" => {
-                if obj.get("name").and_then(Value::as_str) == Some("thread_name") {
-                    named.insert((pid, tid));
-                }
+            "M" if obj.get("name").and_then(Value::as_str) == Some("thread_name") => {
+                named.insert((pid, tid));
             }
             "i" if cat == "lab::counter" => {
                 let args = obj.get("args").cloned().unwrap_or(Value::Null);
-                let (Some(name), Some(value)) = (
-                    args.get("counter").and_then(unquote),
-                    args.get("value").and_then(number),
-                ) else {
+                let (Some(name), Some(value)) =
+                    (args.get("counter").and_then(unquote), args.get("value").and_then(number))
+                else {
                     seen.insert((pid, tid));
                     out.push(e);
                     continue;
@@ -275,7 +272,9 @@ pub(crate) fn repair(events: Vec<Value>, process_name: &str) -> (Vec<Value>, Rep
         }
     }
     for &pid in &pids {
-        out.push(json!({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": process_name}}));
+        out.push(
+            json!({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": process_name}}),
+        );
     }
     for &(pid, tid) in seen.difference(&named) {
         out.push(json!({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": format!("thread-{tid}")}}));

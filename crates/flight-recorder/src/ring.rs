@@ -9,9 +9,6 @@
 //! along with programming language memory models?" (MSPC 2012), with relaxed data atomics.
 //! The oldest records are overwritten when the ring is full: the writer never waits.
 
-#[cfg(loom)]
-use loom::sync::atomic::{fence, AtomicU64, Ordering};
-#[cfg(not(loom))]
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 struct Slot<const W: usize> {
@@ -41,7 +38,10 @@ impl<const W: usize> Ring<W> {
     pub(crate) fn with_capacity(capacity: usize) -> Self {
         assert!(capacity.is_power_of_two() && capacity >= 2, "ring capacity {capacity}");
         let slots = (0..capacity)
-            .map(|_| Slot { stamp: AtomicU64::new(0), words: std::array::from_fn(|_| AtomicU64::new(0)) })
+            .map(|_| Slot {
+                stamp: AtomicU64::new(0),
+                words: std::array::from_fn(|_| AtomicU64::new(0)),
+            })
             .collect();
         Ring { slots, mask: capacity as u64 - 1, head: AtomicU64::new(0) }
     }
@@ -88,7 +88,7 @@ impl<const W: usize> Ring<W> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -131,3 +131,4 @@ mod tests {
         });
     }
 }
+

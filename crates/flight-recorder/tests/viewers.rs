@@ -159,7 +159,11 @@ fn overwritten_flight_dump_has_no_orphans() {
     const TEST: &str = "overwritten_flight_dump_has_no_orphans";
     if let Some((_, out)) = child() {
         // 64 records per thread: most of the run is overwritten.
-        let cfg = Config { budget_bytes: 64 * 4 * flight_recorder::SLOT_BYTES, max_threads: 4, ..Config::default() };
+        let cfg = Config {
+            budget_bytes: 64 * 4 * flight_recorder::SLOT_BYTES,
+            max_threads: 4,
+            ..Config::default()
+        };
         let rec = install_flight(cfg).expect("install");
         common::workload(20_000, |_| {});
         let s = rec.dump(&out).expect("dump");
@@ -214,7 +218,10 @@ fn trigger_window_loads_in_perfetto() {
     }
     let dir = out_dir(TEST);
     assert!(spawn_child(TEST, "trigger", &dir).status.success(), "child failed");
-    let c = check_trace(&dir.join("trigger-1.trace.json"), &["--expect-thread", "consumer", "--min-instants", "1"]);
+    let c = check_trace(
+        &dir.join("trigger-1.trace.json"),
+        &["--expect-thread", "consumer", "--min-instants", "1"],
+    );
     assert_accepted(&c);
     assert!(c.summary["slice_names"]["trigger"].as_u64() == Some(1), "{:#}", c.summary);
 }
@@ -280,7 +287,11 @@ fn checker_rejects_tid_zero_merging() {
     );
     let c = check_trace(&f, &["--expect-thread", "zero"]);
     assert!(!c.ok, "tid 0 must be rejected");
-    assert!(c.stderr.contains("tid 0") && c.stderr.contains("no thread named zero"), "{}", c.stderr);
+    assert!(
+        c.stderr.contains("tid 0") && c.stderr.contains("no thread named zero"),
+        "{}",
+        c.stderr
+    );
 }
 
 #[test]

@@ -23,9 +23,8 @@ pub fn workload(messages: u64, on_consumed: impl Fn(u64) + Send) {
             .name("producer-0".into())
             .spawn_scoped(s, move || {
                 for seq in 0..messages {
-                    let _p = (seq % SAMPLE == 0).then(|| {
-                        tracing::trace_span!("publish", flow = flow_id(0, seq)).entered()
-                    });
+                    let _p = (seq % SAMPLE == 0)
+                        .then(|| tracing::trace_span!("publish", flow = flow_id(0, seq)).entered());
                     let n = d2.fetch_add(1, Ordering::Relaxed) + 1;
                     match tx.try_send(seq) {
                         Ok(()) => {}
