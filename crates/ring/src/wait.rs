@@ -1,0 +1,228 @@
+//! Wait strategies: how a consumer waits for data and a producer waits for room.
+//!
+//! The four strategies of the LMAX Disruptor (`com.lmax.disruptor.*WaitStrategy`). The ring
+//! is generic over [`WaitStrategy`], so the hot loops are monomorphised per strategy;
+//! [`WaitKind`] names them for run-time selection (the lab's `--wait` option).
+//!
+//! A ring holds two instances: one the consumer waits on for data (producers
+//! [`notify`](WaitStrategy::notify) it after publishing) and one producers wait on for room
+//! (the consumer notifies it after each batch). Only [`Blocking`] does anything in
+//! `notify`; the others poll.
+
+use crate::loom::{fence, spin_loop, sleep_briefly, yield_now, AtomicUsize, Condvar, Mutex, Ordering};
+use std::fmt;
+use std::str::FromStr;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// How a thread waits until a condition holds. Sealed: the ring's correctness relies on
+/// the notify protocol of each implementation.
+pub trait WaitStrategy: sealed::Sealed + Default + Send + Sync + fmt::Debug + 'static {
+    /// The strategy's name and run-time tag.
+    const KIND: WaitKind;
+
+    /// Calls `check` until it returns `Some`, waiting in this strategy's way in between.
+    /// `check` must read the shared state it depends on with `Acquire` (or stronger).
+    fn wait_for<R>(&self, check: impl FnMut() -> Option<R>) -> R;
+
+    /// Called after a change that may satisfy a waiter's `check` (published data, freed
+    /// room, close, halt). Must follow the change in program order.
+    fn notify(&self);
+}
+
+/// Mutex + condition variable: waiters sleep in the kernel until notified. The seed's
+/// choice (`BlockingWaitStrategy`). Unlike Java's, which takes the lock on every publish,
+/// `notify` only locks when a waiter is registered (a `LiteBlockingWaitStrategy`-like
+/// fast path): a waiter registers, then re-checks under the lock; a notifier makes its
+/// change, then a `SeqCst` fence, then reads the waiter count. The two fences order
+/// "register, check" against "change, read count", so one side always sees the other.
+#[derive(Debug, Default)]
+pub struct Blocking {
+    waiters: AtomicUsize,
+    lock: Mutex<()>,
+    cond: Condvar,
+}
+
+impl sealed::Sealed for Blocking {}
+
+impl WaitStrategy for Blocking {
+    const KIND: WaitKind = WaitKind::Blocking;
+
+    #[inline]
+    fn wait_for<R>(&self, mut check: impl FnMut() -> Option<R>) -> R {
+        if let Some(r) = check() {
+            return r;
+        }
+        let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        loop {
+            if let Some(r) = check() {
+                self.waiters.fetch_sub(1, Ordering::Relaxed);
+                return r;
+            }
+            guard = self.cond.wait(guard).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    #[inline]
+    fn notify(&self) {
+        fence(Ordering::SeqCst);
+        if self.waiters.load(Ordering::Relaxed) != 0 {
+            // Taking the lock means every registered waiter is either inside `cond.wait`
+            // or has not yet re-checked: it cannot miss this notification.
+            drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()));
+            self.cond.notify_all();
+        }
+    }
+}
+
+/// Spin, then yield, then park briefly: `SleepingWaitStrategy` (200 tries: 100 spins,
+/// 100 yields, then `parkNanos(100)` per try). Notify is a no-op.
+#[derive(Debug, Default)]
+pub struct Sleeping;
+
+impl sealed::Sealed for Sleeping {}
+
+impl WaitStrategy for Sleeping {
+    const KIND: WaitKind = WaitKind::Sleeping;
+
+    #[inline]
+    fn wait_for<R>(&self, mut check: impl FnMut() -> Option<R>) -> R {
+        let mut tries = 200u32;
+        loop {
+            if let Some(r) = check() {
+                return r;
+            }
+            if tries > 100 {
+                tries -= 1;
+                spin_loop();
+            } else if tries > 0 {
+                tries -= 1;
+                yield_now();
+            } else {
+                sleep_briefly();
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn notify(&self) {}
+}
+
+/// Spin about 100 times, then yield on every try: `YieldingWaitStrategy`. Notify is a
+/// no-op.
+#[derive(Debug, Default)]
+pub struct Yielding;
+
+impl sealed::Sealed for Yielding {}
+
+impl WaitStrategy for Yielding {
+    const KIND: WaitKind = WaitKind::Yielding;
+
+    #[inline]
+    fn wait_for<R>(&self, mut check: impl FnMut() -> Option<R>) -> R {
+        let mut spins = 100u32;
+        loop {
+            if let Some(r) = check() {
+                return r;
+            }
+            if spins > 0 {
+                spins -= 1;
+                spin_loop();
+            } else {
+                yield_now();
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn notify(&self) {}
+}
+
+/// Spin with the spin-loop hint and never give the CPU away: `BusySpinWaitStrategy`.
+/// Lowest latency while there are at least as many cores as busy threads; ruinous when
+/// oversubscribed. Notify is a no-op.
+#[derive(Debug, Default)]
+pub struct BusySpin;
+
+impl sealed::Sealed for BusySpin {}
+
+impl WaitStrategy for BusySpin {
+    const KIND: WaitKind = WaitKind::BusySpin;
+
+    #[inline]
+    fn wait_for<R>(&self, mut check: impl FnMut() -> Option<R>) -> R {
+        loop {
+            if let Some(r) = check() {
+                return r;
+            }
+            spin_loop();
+        }
+    }
+
+    #[inline(always)]
+    fn notify(&self) {}
+}
+
+/// A wait strategy chosen by name at run time; dispatch to the generic code happens once,
+/// outside any loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WaitKind {
+    /// [`Blocking`]
+    Blocking,
+    /// [`Sleeping`]
+    Sleeping,
+    /// [`Yielding`]
+    Yielding,
+    /// [`BusySpin`]
+    BusySpin,
+}
+
+impl WaitKind {
+    /// Every strategy, in the order above.
+    pub const ALL: [WaitKind; 4] =
+        [WaitKind::Blocking, WaitKind::Sleeping, WaitKind::Yielding, WaitKind::BusySpin];
+
+    /// The name `FromStr` accepts: "blocking", "sleeping", "yielding", "busy-spin".
+    pub const fn name(self) -> &'static str {
+        match self {
+            WaitKind::Blocking => "blocking",
+            WaitKind::Sleeping => "sleeping",
+            WaitKind::Yielding => "yielding",
+            WaitKind::BusySpin => "busy-spin",
+        }
+    }
+}
+
+impl fmt::Display for WaitKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown wait-strategy name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownWaitKind(pub String);
+
+impl fmt::Display for UnknownWaitKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let valid: Vec<&str> = WaitKind::ALL.iter().map(|k| k.name()).collect();
+        write!(f, "unknown wait strategy {:?}; valid: {}", self.0, valid.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownWaitKind {}
+
+impl FromStr for WaitKind {
+    type Err = UnknownWaitKind;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        WaitKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| UnknownWaitKind(s.to_string()))
+    }
+}
