@@ -44,7 +44,7 @@ const VARIANTS: &[VariantInfo] = &[
                       (crates/reactive)",
         ours: true,
         takes_wait: false,
-        unavailable: Some("the reactive crate has no ReactiveHandoff in this build"),
+        unavailable: None,
     },
     VariantInfo {
         name: "naive",
@@ -166,6 +166,7 @@ pub fn dispatch<J: WithHandoff>(s: &Settings, job: J) -> Result<J::Out, String> 
     }
     Ok(match s.variant.as_str() {
         "locked" => job.run(locked_queue::LockedHandoff::new(s.capacity)),
+        "reactive" => job.run(reactive::ReactiveHandoff::new(s.prefetch)),
         "naive" => job.run(naive_buffer::NaiveHandoff::new()),
         "crossbeam" => job.run(CrossbeamHandoff::new(Some(s.ring_size))),
         "std-mpsc" => job.run(StdMpscHandoff::new(Some(s.ring_size))),
