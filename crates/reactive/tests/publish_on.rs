@@ -1,0 +1,188 @@
+//! publish_on: order, exact request accounting (prefetch, then 75% replenish batches),
+//! downstream demand honoured.
+
+mod common;
+
+use common::Recorder;
+use reactive::{
+    Flux, Publisher, RemoteSubscription, Scheduler, SharedSubscription, Subscriber, Subscription,
+};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(20);
+
+#[test]
+fn keeps_order_on_every_scheduler_and_prefetch() {
+    let n: u64 = if cfg!(miri) { 40 } else { 200_000 };
+    let single = Scheduler::single();
+    let parallel = Scheduler::parallel(2);
+    for (name, s) in [("immediate", Scheduler::immediate()), ("single", single.clone()), ("parallel", parallel.clone())] {
+        for prefetch in [1usize, 2, 7, 256] {
+            // Tiny prefetches hand over one element per wake-up: keep those runs short.
+            let n = if prefetch < 7 { n / 20 } else { n };
+            let got = Flux::range(0, n).publish_on(&s, prefetch).collect_blocking(T).unwrap();
+            assert_eq!(got.len() as u64, n, "{name} prefetch {prefetch}");
+            assert!(got.iter().enumerate().all(|(i, &v)| i as u64 == v), "{name} {prefetch}: order");
+        }
+    }
+    // Two hops.
+    let got = Flux::range(0, n)
+        .publish_on(&single, 16)
+        .map(|x| x * 2)
+        .publish_on(&parallel, 64)
+        .collect_blocking(T)
+        .unwrap();
+    assert!(got.iter().enumerate().all(|(i, &v)| 2 * i as u64 == v));
+    single.dispose().unwrap();
+    parallel.dispose().unwrap();
+}
+
+/// An upstream that records every `request(n)` and emits `0..n` on its subscribing thread
+/// as demand allows.
+#[derive(Clone)]
+struct RecordingSource {
+    n: u64,
+    log: Arc<Mutex<Vec<u64>>>,
+}
+
+struct RecState {
+    demand: Mutex<u64>,
+    cv: Condvar,
+    cancelled: AtomicBool,
+    log: Arc<Mutex<Vec<u64>>>,
+}
+
+impl RecState {
+    fn request(&self, n: u64) {
+        self.log.lock().unwrap().push(n);
+        let mut d = self.demand.lock().unwrap();
+        *d = d.saturating_add(n);
+        self.cv.notify_all();
+    }
+    fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        let _d = self.demand.lock().unwrap();
+        self.cv.notify_all();
+    }
+}
+
+struct RecSub(Arc<RecState>);
+struct RecRemote(Arc<RecState>);
+
+impl Subscription for RecSub {
+    fn request(&self, n: u64) {
+        self.0.request(n)
+    }
+    fn cancel(&self) {
+        self.0.cancel()
+    }
+    fn detach(&self) -> SharedSubscription {
+        SharedSubscription::new(Arc::new(RecRemote(self.0.clone())))
+    }
+}
+
+impl RemoteSubscription for RecRemote {
+    fn request(&self, n: u64) {
+        self.0.request(n)
+    }
+    fn cancel(&self) {
+        self.0.cancel()
+    }
+}
+
+impl Publisher for RecordingSource {
+    type Item = u64;
+    fn subscribe<S: Subscriber<u64> + Send + 'static>(self, mut s: S) {
+        let st = Arc::new(RecState {
+            demand: Mutex::new(0),
+            cv: Condvar::new(),
+            cancelled: AtomicBool::new(false),
+            log: self.log.clone(),
+        });
+        let sub = RecSub(st.clone());
+        s.on_subscribe(&sub);
+        for i in 0..self.n {
+            {
+                let mut d = st.demand.lock().unwrap();
+                while *d == 0 && !st.cancelled.load(Ordering::SeqCst) {
+                    d = st.cv.wait(d).unwrap();
+                }
+                if st.cancelled.load(Ordering::SeqCst) {
+                    return;
+                }
+                *d -= 1;
+            }
+            s.on_next(i, &sub);
+        }
+        s.on_complete();
+    }
+}
+
+fn recorded(n: u64, run: impl FnOnce(Flux<RecordingSource>) -> Vec<u64>) -> (Vec<u64>, Vec<u64>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let items = run(Flux(RecordingSource { n, log: log.clone() }));
+    let requests = log.lock().unwrap().clone();
+    (items, requests)
+}
+
+#[test]
+fn requests_prefetch_once_then_replenishes_in_limit_batches() {
+    let s = Scheduler::single();
+    // prefetch 256: limit 192. 1000 consumed → replenish after 192, 384, 576, 768, 960.
+    let (items, reqs) = recorded(1000, |f| f.publish_on(&s, 256).collect_blocking(T).unwrap());
+    assert_eq!(items, (0..1000).collect::<Vec<_>>());
+    assert_eq!(reqs, vec![256, 192, 192, 192, 192, 192]);
+    // prefetch 8: limit 6; 50 consumed → 8 replenishes.
+    let (_, reqs) = recorded(50, |f| f.publish_on(&s, 8).collect_blocking(T).unwrap());
+    assert_eq!(reqs, [vec![8], vec![6; 8]].concat());
+    // prefetch 1 and 2: limit = prefetch (prefetch/4 == 0).
+    let (_, reqs) = recorded(5, |f| f.publish_on(&s, 1).collect_blocking(T).unwrap());
+    assert_eq!(reqs, vec![1; 6]);
+    let (_, reqs) = recorded(5, |f| f.publish_on(&s, 2).collect_blocking(T).unwrap());
+    assert_eq!(reqs, vec![2, 2, 2]);
+    // limit_rate(100) is publish_on(immediate, 100): 100, then 75s.
+    let (items, reqs) = recorded(400, |f| f.limit_rate(100).collect_blocking(T).unwrap());
+    assert_eq!(items.len(), 400);
+    assert_eq!(reqs, vec![100, 75, 75, 75, 75, 75]);
+    // The default prefetch's limit.
+    assert_eq!(reactive::replenish_limit(reactive::DEFAULT_PREFETCH), 192);
+    s.dispose().unwrap();
+}
+
+#[test]
+fn downstream_demand_is_honoured_and_upstream_is_not_over_requested() {
+    let s = Scheduler::single();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (rec, out) = Recorder::new(Some(10));
+    let (rec, handles) = rec.detached();
+    let src = RecordingSource { n: 1000, log: log.clone() };
+    let pub_s = s.clone();
+    let h = thread::spawn(move || Flux(src).publish_on(&pub_s, 256).subscribe(rec));
+    let handle = handles.recv().unwrap();
+    out.wait_for("10 items", |l| l.items.len() >= 10);
+    thread::sleep(Duration::from_millis(if cfg!(miri) { 5 } else { 50 }));
+    assert_eq!(out.snapshot().items.len(), 10, "only the 10 requested");
+    assert_eq!(*log.lock().unwrap(), vec![256], "256 prefetched, nothing replenished yet");
+    handle.request(182); // 192 consumed in all → one replenish of 192
+    out.wait_for("192 items", |l| l.items.len() >= 192);
+    let reqs = {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = log.lock().unwrap().clone();
+            if r.len() >= 2 || std::time::Instant::now() > deadline {
+                break r;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+    };
+    assert_eq!(reqs, vec![256, 192]);
+    handle.cancel();
+    h.join().unwrap();
+    let l = out.snapshot();
+    assert_eq!(l.items, (0..192).collect::<Vec<_>>());
+    assert_eq!(l.terminals(), 0);
+    s.dispose().unwrap();
+}
