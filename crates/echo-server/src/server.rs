@@ -831,3 +831,19 @@ impl<D: Dispatch> EventLoop<D> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_request_record_is_small_and_copy() {
+        assert_eq!(std::mem::size_of::<Request>(), 12);
+        let r = Request { conn: 7, generation: 3, outcome: Outcome::Head, keep_alive: true };
+        let copy = r;
+        assert_eq!(handle(r), handle(copy));
+        let reply = handle(Request { outcome: Outcome::Bad(BadReason::Version), ..r });
+        assert_eq!((reply.kind, reply.keep_alive), (ResponseKind::BadRequest, false));
+        assert_eq!((reply.conn, reply.generation), (7, 3));
+    }
+}
