@@ -6,7 +6,10 @@
 //! consumer role and the downstream subscriber while it holds WIP; it emits up to the
 //! downstream's demand, requests `limit = prefetch - prefetch/4` upstream each time that
 //! many have been consumed, and leaves with the missed-count pattern: it subtracts what it
-//! has seen from WIP and loops while work arrived meanwhile. Errors are delayed until the
+//! has seen from WIP and loops while work arrived meanwhile. Requests, cancel and terminal
+//! signals bump WIP with an RMW as in Reactor; elements do not (that RMW per element on a
+//! line the worker polls was the bottleneck): the pusher fences and reads WIP, and a
+//! draining worker re-checks the queue after its final decrement (a Dekker handshake). Errors are delayed until the
 //! queued elements are delivered (Reactor's default for `publishOn`); `request(0)`,
 //! cancel and a rejected schedule cut ahead.
 
@@ -19,13 +22,15 @@ use crate::{
 };
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Upstream finished (`on_complete`, or `on_error` with the error stored first).
 const DONE: u8 = 4;
 /// The scheduler refused the drain.
 const REJECTED: u8 = 8;
+/// How many times (8 spin hints each) a worker re-checks an empty queue before it leaves.
+const LINGER_CHECKS: u32 = 64;
 
 /// The `publish_on` / `limit_rate` publisher.
 #[derive(Debug, Clone)]
@@ -170,16 +175,52 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> State<T, S> {
             // SAFETY: we hold WIP (see `unsafe impl Sync`), so no one else touches `drain`.
             let ds = unsafe { &mut *self.drain.get() };
             self.pass(ds);
+            let produced = ds.produced;
+            if self.linger(produced) {
+                continue; // more arrived while we waited: another pass, WIP still ours
+            }
             let w = self.wip.load(Ordering::Acquire);
             if w == missed {
-                missed = self.wip.fetch_sub(missed, Ordering::AcqRel) - missed;
+                missed = self.wip.fetch_sub(missed, Ordering::SeqCst) - missed;
                 if missed == 0 {
+                    // Dekker with `Inner::on_next` (push; fence; read WIP): either it saw
+                    // WIP > 0 and we see its element here, or it saw 0 and schedules.
+                    fence(Ordering::SeqCst);
+                    if !self.ring.is_empty()
+                        && self.requested.load(Ordering::Acquire) != produced
+                        && self.wip.fetch_add(1, Ordering::AcqRel) == 0
+                    {
+                        missed = 1;
+                        continue;
+                    }
                     break;
                 }
             } else {
                 missed = w;
             }
         }
+    }
+
+    /// Before giving WIP up on an empty queue, a worker waits briefly for the upstream's
+    /// next elements (it is usually mid-burst): leaving and being rescheduled costs a
+    /// queue lock and maybe a wake-up. Returns true if elements arrived. Not on
+    /// `immediate`, where the upstream is this very thread.
+    fn linger(&self, produced: u64) -> bool {
+        if matches!(self.worker, Worker::Immediate)
+            || self.requested.load(Ordering::Relaxed) == produced
+            || self.flags.load(Ordering::Relaxed) & (DONE | CANCELLED) != 0
+        {
+            return false;
+        }
+        for _ in 0..LINGER_CHECKS {
+            for _ in 0..8 {
+                std::hint::spin_loop();
+            }
+            if !self.ring.is_empty() {
+                return true;
+            }
+        }
+        false
     }
 
     /// One pass: emit what demand allows, terminate if due.
@@ -215,7 +256,7 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> State<T, S> {
             }
             let r = self.requested.load(Ordering::Acquire);
             let mut e = ds.produced;
-            let depth = self.ring.len();
+            let depth = if tracing::enabled!(tracing::Level::TRACE) { self.ring.len() } else { 0 };
             handoff::counter!("queue_depth", depth);
             let _b = handoff::batch_span!(depth);
             let Some(down) = ds.down.as_mut() else { return };
@@ -339,8 +380,15 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> Subscriber<T> for Inn
             *self.state.error.lock().unwrap_or_else(|e| e.into_inner()) =
                 Some(Error::QueueFull { prefetch: self.state.prefetch });
             self.state.flags.fetch_or(DONE, Ordering::SeqCst);
+            return self.state.try_schedule();
         }
-        self.state.try_schedule();
+        // No RMW per element: the drain's exit re-checks the queue after a SeqCst fence
+        // (see `State::drain`), so a fence here and a plain read of WIP are enough to
+        // know whether a drain must be scheduled.
+        fence(Ordering::SeqCst);
+        if self.state.wip.load(Ordering::Relaxed) == 0 {
+            self.state.try_schedule();
+        }
     }
 
     fn on_error(&mut self, error: Error) {
