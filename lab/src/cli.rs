@@ -772,7 +772,7 @@ fn run(r: RunArgs) -> Result<i32, UsageError> {
     'timed: for (i, cell) in cells.iter().enumerate() {
         let what = format!("{} P={}", cell.label, cell.producers);
         progress.start(&what);
-        let pairs = if Some(i) == ab_index { 3 } else { 0 };
+        let pairs = if Some(i) == ab_index { 5 } else { 0 };
         let spec = spec_for(&plan, cell, Mode::Timed, c.messages, pairs);
         let mut cmd = Command::new(&exe);
         cmd.arg("__cell").arg(serde_json::to_string(&spec).expect("spec serialises"));
@@ -794,9 +794,15 @@ fn run(r: RunArgs) -> Result<i32, UsageError> {
                     sample_costs.push(out.sample_cost_ns);
                 }
                 if !out.ab_sampled_ms.is_empty() {
-                    let med = |v: &[f64]| crate::stats::Summary::of(v).map(|s| s.median);
-                    let overhead = match (med(&out.ab_sampled_ms), med(&out.ab_unsampled_ms)) {
-                        (Some(a), Some(b)) if b > 0.0 => Some((a - b) / b * 100.0),
+                    let sum = |v: &[f64]| crate::stats::Summary::of(v);
+                    let (sa, sb) = (sum(&out.ab_sampled_ms), sum(&out.ab_unsampled_ms));
+                    let pct = |a: f64, b: f64| (b > 0.0).then(|| (a - b) / b * 100.0);
+                    let overhead = match (&sa, &sb) {
+                        (Some(a), Some(b)) => pct(a.median, b.median),
+                        _ => None,
+                    };
+                    let overhead_min = match (&sa, &sb) {
+                        (Some(a), Some(b)) => pct(a.min, b.min),
                         _ => None,
                     };
                     ab = Some(SamplingAb {
@@ -805,6 +811,7 @@ fn run(r: RunArgs) -> Result<i32, UsageError> {
                         sampled_ms: out.ab_sampled_ms.clone(),
                         unsampled_ms: out.ab_unsampled_ms.clone(),
                         overhead_pct: overhead,
+                        overhead_pct_min: overhead_min,
                     });
                 }
                 results::timed_row(base, &out, env.cores, c.sample_every)

@@ -470,9 +470,13 @@ fn sampling_lines(r: &Results) -> Vec<String> {
             ab.producers,
             ab.sampled_ms.iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>(),
             ab.unsampled_ms.iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>(),
-            ab.overhead_pct.map_or("no valid pairs".to_string(), |o| format!(
-                "median difference {o:+.2}% (run-to-run noise included)"
-            ))
+            match (ab.overhead_pct, ab.overhead_pct_min) {
+                (Some(o), Some(m)) => format!(
+                    "difference of the medians {o:+.2}%, of the fastest runs {m:+.2}% \
+                     (run-to-run noise included)"
+                ),
+                _ => "no valid pairs".to_string(),
+            }
         ));
     }
     v
@@ -596,12 +600,12 @@ pub fn line_chart(
     title: &str,
     x_label: &str,
     y_label: &str,
-    series: &[(String, Vec<(f64, f64)>)],
+    series: &[(String, usize, Vec<(f64, f64)>)],
     log_y: bool,
 ) -> String {
     let (w, h, ml, mr, mt, mb) = (640.0, 340.0, 80.0, 170.0, 30.0, 45.0);
     let pts: Vec<(f64, f64)> =
-        series.iter().flat_map(|s| s.1.iter().copied()).filter(|p| p.1 > 0.0).collect();
+        series.iter().flat_map(|s| s.2.iter().copied()).filter(|p| p.1 > 0.0).collect();
     if pts.is_empty() {
         return format!("<p>{}: no data.</p>", html_escape(title));
     }
@@ -636,7 +640,8 @@ pub fn line_chart(
         h - mb,
         h - mb
     );
-    let ticks = 5;
+    // Linear: five even steps; log: one tick per power of ten.
+    let ticks = if log_y { (ymax - ymin).round().max(1.0) as usize } else { 5 };
     for i in 0..=ticks {
         let v = ymin + (ymax - ymin) * i as f64 / ticks as f64;
         let real = if log_y { 10f64.powf(v) } else { v };
@@ -679,8 +684,8 @@ pub fn line_chart(
         mt + (h - mt - mb) / 2.0,
         html_escape(y_label)
     );
-    for (i, (name, points)) in series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+    for (i, (name, color_index, points)) in series.iter().enumerate() {
+        let color = PALETTE[color_index % PALETTE.len()];
         let dash = if name.ends_with("p99") { " stroke-dasharray=\"5,3\"" } else { "" };
         let mut p: Vec<(f64, f64)> = points.iter().copied().filter(|p| p.1 > 0.0).collect();
         p.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -720,9 +725,10 @@ pub fn line_chart(
 pub fn charts(r: &Results) -> String {
     let (labels, _) = axes(r);
     let ok = |x: &&Row| x.status == Status::Ok;
-    let qps: Vec<(String, Vec<(f64, f64)>)> = labels
+    let qps: Vec<(String, usize, Vec<(f64, f64)>)> = labels
         .iter()
-        .map(|l| {
+        .enumerate()
+        .map(|(i, l)| {
             let pts = r
                 .results
                 .iter()
@@ -730,11 +736,11 @@ pub fn charts(r: &Results) -> String {
                 .filter(ok)
                 .filter_map(|x| x.qps.map(|q| (x.producers as f64, q)))
                 .collect();
-            (l.clone(), pts)
+            (l.clone(), i, pts)
         })
         .collect();
     let mut lat = Vec::new();
-    for l in &labels {
+    for (i, l) in labels.iter().enumerate() {
         for (name, f) in
             [("p50", (|x: &crate::harness::Latency| x.p50) as fn(&_) -> u64), ("p99", |x| x.p99)]
         {
@@ -747,7 +753,7 @@ pub fn charts(r: &Results) -> String {
                     x.latency_ns.as_ref().map(|v| (x.producers as f64, f(v) as f64 / 1e3))
                 })
                 .collect();
-            lat.push((format!("{l} {name}"), pts));
+            lat.push((format!("{l} {name}"), i, pts));
         }
     }
     format!(

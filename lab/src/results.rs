@@ -179,6 +179,8 @@ pub struct SamplingAb {
     pub unsampled_ms: Vec<f64>,
     /// (median sampled − median unsampled) / median unsampled × 100.
     pub overhead_pct: Option<f64>,
+    /// The same from the fastest runs, less sensitive to other load on the machine.
+    pub overhead_pct_min: Option<f64>,
 }
 
 /// The options the experiment ran with.

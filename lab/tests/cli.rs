@@ -116,12 +116,15 @@ fn small_run_writes_every_promised_field_and_file() {
         want.push("consumer".into());
         assert_eq!(names, want, "{what}");
         assert!(cpu["threads"][0]["cpu_ms"].as_f64().is_some());
-        // Trace: null or an existing file.
-        if let Some(t) = row["trace"].as_str() {
-            assert!(out.join(t).is_file(), "{what}: trace {t} missing");
-        } else {
-            assert!(row["trace"].is_null());
+        // Trace (default: flight recorder): a Chrome-trace file with the lab's spans.
+        let t = row["trace"].as_str().unwrap_or_else(|| panic!("{what}: trace = {}", row["trace"]));
+        let trace: Value = serde_json::from_str(&std::fs::read_to_string(out.join(t)).unwrap())
+            .unwrap_or_else(|e| panic!("{what}: {t} is not JSON: {e}"));
+        let events = trace["traceEvents"].as_array().expect("traceEvents");
+        for name in ["publish", "consume"] {
+            assert!(events.iter().any(|e| e["name"] == name), "{what}: no {name} span in {t}");
         }
+        assert!(events.iter().any(|e| e["args"]["name"] == "consumer"), "{what}: thread names");
         let heap = &row["heap"];
         let file = heap["file"].as_str().unwrap_or_else(|| panic!("{what}: heap = {heap}"));
         assert!(out.join(file).is_file(), "{what}: heap file {file} missing");
