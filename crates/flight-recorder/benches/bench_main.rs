@@ -1,5 +1,8 @@
-//! Record-path cost: one event (and one span enter/exit) with no subscriber, with the
-//! flight recorder's layer, and with tracing-chrome's (the full capture), ns per call.
+//! Record-path cost: one event (and one span: new, enter, exit, close) with no subscriber,
+//! with a bare `tracing_subscriber` registry, with the flight recorder's layer on it, and
+//! one event with tracing-chrome's layer (the full capture, writing to a sink), ns per call.
+//! The subscribers are scoped (`with_default`), as in the lab's child processes they are
+//! global; a scoped dispatcher costs a little more per call.
 //! Run: `cargo bench -p flight-recorder --bench bench_main`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -31,6 +34,24 @@ fn bench(c: &mut Criterion) {
             i += 1;
             span(std::hint::black_box(i))
         })
+    });
+
+    // The registry alone (no layer): what any tracing_subscriber stack pays per span.
+    tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+        g.bench_function("event/registry_only", |b| {
+            let mut i = 0u64;
+            b.iter(|| {
+                i += 1;
+                event(std::hint::black_box(i))
+            })
+        });
+        g.bench_function("span/registry_only", |b| {
+            let mut i = 0u64;
+            b.iter(|| {
+                i += 1;
+                span(std::hint::black_box(i))
+            })
+        });
     });
 
     let (layer, _rec) = flight_recorder::layer(flight_recorder::Config::default()).expect("layer");

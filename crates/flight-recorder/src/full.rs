@@ -29,6 +29,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use crate::Error;
 
 /// Full capture in progress; call [`FullGuard::finish`] to flush and repair the file.
+/// Dropped without `finish`, it flushes but leaves tracing-chrome's file unrepaired.
 pub struct FullGuard {
     guard: Option<tracing_chrome::FlushGuard>,
     path: PathBuf,
@@ -68,7 +69,12 @@ impl FullGuard {
     }
 
     /// Stops the writer thread (events after this are lost), then repairs the file in place.
-    pub fn finish(mut self) -> io::Result<RepairStats> {
+    pub fn finish(self) -> io::Result<()> {
+        self.finish_with_stats().map(|_| ())
+    }
+
+    /// [`FullGuard::finish`], saying what the repair changed.
+    pub fn finish_with_stats(mut self) -> io::Result<RepairStats> {
         drop(self.guard.take());
         repair_file(&self.path)
     }

@@ -45,12 +45,22 @@ struct Created {
 
 struct Local {
     recorder: u64,
+    /// To give the ring back when the thread exits.
+    shared: std::sync::Weak<Shared>,
     /// `None` once the recorder had no room for another thread: this thread's events are
     /// counted as dropped.
     ring: Option<Arc<ThreadRing>>,
     stack: Box<[Frame]>,
     depth: usize,
     created: Box<[Created]>,
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        if let (Some(ring), Some(shared)) = (self.ring.take(), self.shared.upgrade()) {
+            shared.release_thread(ring);
+        }
+    }
 }
 
 thread_local! {
@@ -82,6 +92,7 @@ impl FlightLayer {
                 None => {
                     locals.push(Local {
                         recorder: shared.id,
+                        shared: Arc::downgrade(&self.shared),
                         ring: shared.register_thread(),
                         stack: vec![
                             Frame { id: 0, start_ns: 0, meta: None, fields: Fields::EMPTY };

@@ -69,9 +69,10 @@ pub const MIN_RECORDS_PER_THREAD: usize = 64;
 pub struct Config {
     /// Memory for all rings together, bytes. Default 64 MiB.
     pub budget_bytes: usize,
-    /// Threads that get a ring; each gets `budget_bytes / max_threads` (rounded down to a
-    /// power of two of records). Events of further threads are dropped and counted.
-    /// Default 32.
+    /// Rings, each `budget_bytes / max_threads` (rounded down to a power of two of
+    /// records). A thread takes a ring at its first event and gives it back when it exits,
+    /// so this bounds threads alive at once (that have recorded), not threads over time.
+    /// Events of threads beyond it are dropped and counted. Default 32.
     pub max_threads: usize,
     /// Spans shorter than this are not recorded (JFR's threshold). Default 0: all.
     pub min_span_ns: u64,
@@ -160,16 +161,27 @@ pub struct DumpStats {
     pub events: u64,
     /// Records lost to overwriting (oldest first) since the recorder started.
     pub overwritten: u64,
-    /// Events not recorded: threads beyond `max_threads`, events during thread exit or
-    /// re-entrant ones.
+    /// Events not recorded: threads beyond `max_threads` alive at once, events during
+    /// thread exit or re-entrant ones.
     pub dropped: u64,
     /// Threads in the dump.
     pub threads: usize,
 }
 
+/// A thread that wrote into a ring from record index `from` on.
+#[derive(Clone)]
+pub(crate) struct Owner {
+    from: u64,
+    tid: u64,
+    name: String,
+}
+
+/// One ring and the threads that wrote into it: when a thread exits, its ring goes back to
+/// the pool and the next new thread continues in it (JFR returns thread buffers the same
+/// way), so a process that starts threads run after run stays within the budget. The
+/// exited thread's records keep its own tid and name.
 pub(crate) struct ThreadRing {
-    pub(crate) tid: u64,
-    pub(crate) name: String,
+    owners: Mutex<Vec<Owner>>,
     pub(crate) ring: ring::Ring<WORDS>,
 }
 
@@ -187,6 +199,9 @@ pub(crate) struct Shared {
     records_per_thread: usize,
     process_name: String,
     threads: Mutex<Vec<Arc<ThreadRing>>>,
+    /// Rings of exited threads, ready for the next new thread.
+    free: Mutex<Vec<Arc<ThreadRing>>>,
+    next_tid: AtomicU64,
     pub(crate) dropped: AtomicU64,
     triggers: Mutex<Triggers>,
 }
@@ -196,45 +211,74 @@ impl Shared {
         self.epoch.elapsed().as_nanos() as u64
     }
 
-    /// A new ring for the calling thread, or `None` if `max_threads` already have one.
+    /// A ring for the calling thread: one an exited thread left, else a new one while
+    /// fewer than `max_threads` exist, else `None`.
     pub(crate) fn register_thread(&self) -> Option<Arc<ThreadRing>> {
-        let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
-        if threads.len() >= self.config.max_threads {
-            return None;
-        }
-        let tid = threads.len() as u64 + 1;
+        let tid = self.next_tid.fetch_add(1, Ordering::Relaxed);
         let name = match std::thread::current().name() {
             Some(n) => n.to_owned(),
             None => format!("thread-{tid}"),
         };
+        let reused = self.free.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        if let Some(ring) = reused {
+            let from = ring.ring.written();
+            ring.owners.lock().unwrap_or_else(PoisonError::into_inner).push(Owner {
+                from,
+                tid,
+                name,
+            });
+            return Some(ring);
+        }
+        let mut threads = self.threads.lock().unwrap_or_else(PoisonError::into_inner);
+        if threads.len() >= self.config.max_threads {
+            return None;
+        }
         let ring = Arc::new(ThreadRing {
-            tid,
-            name,
+            owners: Mutex::new(vec![Owner { from: 0, tid, name }]),
             ring: ring::Ring::with_capacity(self.records_per_thread),
         });
         threads.push(Arc::clone(&ring));
         Some(ring)
     }
 
+    /// The calling thread is exiting: its ring serves the next new thread.
+    pub(crate) fn release_thread(&self, ring: Arc<ThreadRing>) {
+        self.free.lock().unwrap_or_else(PoisonError::into_inner).push(ring);
+    }
+
     fn rings(&self) -> Vec<Arc<ThreadRing>> {
         self.threads.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// Copies every ring's records, keeping those that overlap `[from, to]` (ns).
+    /// Copies every ring's records, keeping those that overlap `[from, to]` (ns), split
+    /// by the thread that wrote them.
     fn snapshot(&self, from: u64, to: u64) -> dump::Window {
         let mut threads = Vec::new();
         let mut overwritten = 0;
-        let mut raw = Vec::new();
         for r in self.rings() {
-            raw.clear();
-            overwritten += r.ring.snapshot(&mut raw).overwritten;
-            let records: Vec<Record> = raw
-                .iter()
-                .filter_map(Record::decode)
-                .filter(|rec| rec.end_ns >= from && rec.start_ns <= to)
-                .collect();
-            threads.push(dump::ThreadDump { tid: r.tid, name: r.name.clone(), records });
+            let owners = r.owners.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            let mut per_owner: Vec<Vec<Record>> = vec![Vec::new(); owners.len()];
+            overwritten += r
+                .ring
+                .snapshot_with(|index, words| {
+                    let Some(rec) = Record::decode(words) else { return };
+                    if rec.end_ns < from || rec.start_ns > to {
+                        return;
+                    }
+                    // Owners are few and sorted by `from`; a record written after the
+                    // copy of `owners` belongs to the last one we know.
+                    let k = owners.iter().rposition(|o| o.from <= index).unwrap_or(0);
+                    per_owner[k].push(rec);
+                })
+                .overwritten;
+            let last = owners.len() - 1;
+            for (k, (o, records)) in owners.into_iter().zip(per_owner).enumerate() {
+                if !records.is_empty() || k == last {
+                    threads.push(dump::ThreadDump { tid: o.tid, name: o.name, records });
+                }
+            }
         }
+        threads.sort_by_key(|t| t.tid);
         dump::Window { trigger: None, threads, overwritten, from_ns: from, to_ns: to }
     }
 
@@ -289,6 +333,8 @@ pub fn layer(config: Config) -> Result<(FlightLayer, Recorder), Error> {
         records_per_thread,
         process_name,
         threads: Mutex::new(Vec::new()),
+        free: Mutex::new(Vec::new()),
+        next_tid: AtomicU64::new(1),
         dropped: AtomicU64::new(0),
         triggers: Mutex::new(Triggers {
             pending: Vec::new(),
@@ -504,6 +550,43 @@ mod tests {
         assert_eq!(find("X")["name"], "batch");
         assert_eq!(find("X")["args"]["size"], 3);
         assert!(events.iter().all(|e| e["tid"] != 0), "tid 0 in {events:?}");
+    }
+
+    /// Threads started run after run reuse the rings of exited ones: the budget holds,
+    /// nothing is dropped, and each thread keeps its own tid and name in the dump.
+    #[test]
+    fn exited_threads_give_their_ring_to_new_ones() {
+        let config = Config {
+            budget_bytes: 2 * 256 * SLOT_BYTES,
+            max_threads: 2,
+            process_name: Some("test".into()),
+            ..Config::default()
+        };
+        let (layer, rec) = layer(config).expect("layer");
+        let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer));
+        let rounds = if cfg!(miri) { 3 } else { 10 };
+        for round in 0..rounds {
+            let d = dispatch.clone();
+            std::thread::Builder::new()
+                .name(format!("run-{round}"))
+                .spawn(move || {
+                    tracing::dispatcher::with_default(&d, || {
+                        for i in 0..10u64 {
+                            tracing::trace!(target: "lab::counter", counter = "n", value = i);
+                        }
+                    })
+                })
+                .expect("spawn")
+                .join()
+                .expect("join");
+        }
+        let window = rec.shared.snapshot(0, u64::MAX);
+        let names: Vec<&str> = window.threads.iter().map(|t| t.name.as_str()).collect();
+        let want: Vec<String> = (0..rounds).map(|r| format!("run-{r}")).collect();
+        assert_eq!(names, want);
+        assert!(window.threads.iter().all(|t| t.records.len() == 10));
+        assert_eq!(rec.shared.dropped.load(Ordering::Relaxed), 0);
+        assert_eq!(rec.shared.rings().len(), 1, "one ring, reused");
     }
 
     #[test]

@@ -64,10 +64,22 @@ impl<const W: usize> Ring<W> {
         self.head.store(i + 1, Ordering::Release);
     }
 
-    /// Appends to `out` every record still in the ring, oldest first, skipping any that the
-    /// writer overwrites while we read (counted as overwritten). May run concurrently with
-    /// [`Ring::push`].
+    /// Records pushed so far (the index the next push gets).
+    pub(crate) fn written(&self) -> u64 {
+        self.head.load(Ordering::Acquire)
+    }
+
+    /// Appends to `out` every record still in the ring, oldest first; see
+    /// [`Ring::snapshot_with`].
+    #[cfg(test)]
     pub(crate) fn snapshot(&self, out: &mut Vec<[u64; W]>) -> SnapshotStats {
+        self.snapshot_with(|_, rec| out.push(*rec))
+    }
+
+    /// Calls `f(index, record)` for every record still in the ring, oldest first, skipping
+    /// any that the writer overwrites while we read (counted as overwritten). May run
+    /// concurrently with [`Ring::push`].
+    pub(crate) fn snapshot_with(&self, mut f: impl FnMut(u64, &[u64; W])) -> SnapshotStats {
         let head = self.head.load(Ordering::Acquire);
         let cap = self.slots.len() as u64;
         let first = head.saturating_sub(cap);
@@ -85,7 +97,7 @@ impl<const W: usize> Ring<W> {
                 stats.overwritten += 1;
                 continue;
             }
-            out.push(rec);
+            f(i, &rec);
         }
         stats
     }

@@ -235,7 +235,7 @@ fn full_capture_loads_in_perfetto_only_after_repair() {
         if mode == "full-raw" {
             guard.finish_unrepaired().expect("flush");
         } else {
-            let s = guard.finish().expect("finish");
+            let s = guard.finish_with_stats().expect("finish");
             println!("repair {s:?}");
         }
         return;
