@@ -268,3 +268,14 @@ fn a_long_pipeline_read_as_fast_as_it_comes_is_served_in_order() {
     let stats = server.shutdown();
     assert_eq!(stats.requests_served, n, "{stats:?}");
 }
+
+#[test]
+fn three_workers_behind_a_bounded_handoff_handle_every_request() {
+    let config = ServerConfig { workers: 3, ..ServerConfig::default() };
+    let server = echo_server::start(locked_queue::LockedHandoff::new(Some(8)), config)
+        .expect("three workers start");
+    let report = run(server.addr(), &load(1500, 12, false)).expect("load runs");
+    let stats = server.shutdown();
+    assert_eq!(report.failed_requests, 0, "{}", report.render_ab_style());
+    assert_eq!((stats.requests_served, stats.worker_handled), (1500, 1500), "{stats:?}");
+}
