@@ -5,6 +5,9 @@
 //! * `mono_just`: `Mono.just(1)` subscribed 1M times (seed: 24 ns per subscription).
 //! * `hand_written`: the hand-written single-value publisher subscribed 1M times (6 ns).
 //! * `publish_on`: `range(1, 1M) → publish_on(single, 256) → sum`, throughput.
+//! * `spsc_raw`: the bare SPSC ring between two busy-spinning threads (capacity 256, 1M
+//!   elements): the floor of any cross-thread handoff on this machine, to read the
+//!   `publish_on` figure against, measured in the same run.
 //!
 //! Nothing can be optimised away: every workload returns a value computed from all of its
 //! elements (the sum, or the count of delivered elements), and each iteration asserts it
@@ -121,9 +124,59 @@ mod publish_on {
     }
 }
 
+mod spsc_raw {
+    use super::*;
+    use reactive::spsc::SpscRing;
+    use std::sync::Arc;
+
+    fn run(n: u64) -> u64 {
+        let ring = Arc::new(SpscRing::new(256));
+        let producer = {
+            let ring = ring.clone();
+            std::thread::spawn(move || {
+                for i in 1..=n {
+                    let mut v = i;
+                    // SAFETY: this thread is the ring's only producer.
+                    while let Err(back) = unsafe { ring.push(v) } {
+                        v = back;
+                        std::hint::spin_loop();
+                    }
+                }
+            })
+        };
+        let (mut sum, mut got) = (0u64, 0u64);
+        while got < n {
+            // SAFETY: this thread is the ring's only consumer.
+            match unsafe { ring.pop() } {
+                Some(v) => {
+                    sum = sum.wrapping_add(v);
+                    got += 1;
+                }
+                None => std::hint::spin_loop(),
+            }
+        }
+        producer.join().unwrap();
+        sum
+    }
+
+    pub fn bench(c: &mut Criterion) {
+        let mut g = c.benchmark_group("spsc_raw");
+        g.throughput(Throughput::Elements(N));
+        g.bench_function("two_threads_cap_256_1M", |b| {
+            b.iter(|| {
+                let s = run(N);
+                assert_eq!(s, reactive::bench::expected_range_sum(N));
+                s
+            })
+        });
+        g.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = base::bench, range::bench, mono_just::bench, hand_written::bench, publish_on::bench
+    targets = base::bench, range::bench, mono_just::bench, hand_written::bench, publish_on::bench,
+        spsc_raw::bench
 }
 criterion_main!(benches);

@@ -180,4 +180,3 @@ pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     Some(sorted[rank.clamp(1, sorted.len()) - 1])
 }
-

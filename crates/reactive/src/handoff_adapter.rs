@@ -186,7 +186,11 @@ impl Handoff for ReactiveHandoff {
         let sink = Sink::unicast(PullInner { state: state.clone() });
         let live = Arc::new(AtomicUsize::new(producers));
         let txs = (0..producers)
-            .map(|_| ReactiveProducer { sink: sink.clone(), state: state.clone(), live: live.clone() })
+            .map(|_| ReactiveProducer {
+                sink: sink.clone(),
+                state: state.clone(),
+                live: live.clone(),
+            })
             .collect();
         let rx = ReactiveConsumer { state, consumed: 0, limit: replenish_limit(self.prefetch) };
         Ok((txs, rx))

@@ -262,7 +262,9 @@ impl Flux<Range> {
 }
 
 impl<I: Iterator> Flux<FromIter<I>> {
-    /// The elements of an iterator (Reactor's `Flux.fromIterable`).
+    /// The elements of an iterator (Reactor's `Flux.fromIterable`). Named as the brief
+    /// and Reactor users expect; `Flux` is not a collection, so no `FromIterator`.
+    #[allow(clippy::should_implement_trait)]
     pub fn from_iter<C: IntoIterator<IntoIter = I>>(iter: C) -> Self {
         Flux(FromIter::new(iter.into_iter()))
     }

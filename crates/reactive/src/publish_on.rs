@@ -17,8 +17,8 @@ use crate::demand::{BAD_REQUEST, CANCELLED};
 use crate::scheduler::{Scheduler, Task, Worker};
 use crate::spsc::SpscRing;
 use crate::{
-    add_cap, replenish_limit, Cancelled, Error, Publisher, RemoteSubscription,
-    SharedSubscription, Subscriber, Subscription, UNBOUNDED,
+    add_cap, replenish_limit, Cancelled, Error, Publisher, RemoteSubscription, SharedSubscription,
+    Subscriber, Subscription, UNBOUNDED,
 };
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
@@ -42,7 +42,12 @@ pub struct PublishOn<P> {
 }
 
 impl<P> PublishOn<P> {
-    pub(crate) fn new(source: P, scheduler: Scheduler, prefetch: usize, name: &'static str) -> Self {
+    pub(crate) fn new(
+        source: P,
+        scheduler: Scheduler,
+        prefetch: usize,
+        name: &'static str,
+    ) -> Self {
         PublishOn { source, scheduler, prefetch, name }
     }
 }

@@ -3,8 +3,7 @@
 
 use crate::demand::{Claim, RemoteDemand, SourceDemand, BAD_REQUEST, CANCELLED};
 use crate::{
-    Error, Publisher, RemoteSubscription, SharedSubscription, Subscriber, Subscription,
-    UNBOUNDED,
+    Error, Publisher, RemoteSubscription, SharedSubscription, Subscriber, Subscription, UNBOUNDED,
 };
 use std::cell::{Cell, OnceCell};
 use std::sync::Arc;

@@ -47,7 +47,10 @@ unsafe impl<T: Send> Send for SpscRing<T> {}
 
 impl<T> fmt::Debug for SpscRing<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SpscRing").field("capacity", &self.capacity).field("len", &self.len()).finish()
+        f.debug_struct("SpscRing")
+            .field("capacity", &self.capacity)
+            .field("len", &self.len())
+            .finish()
     }
 }
 
@@ -130,11 +133,13 @@ impl<T> SpscRing<T> {
                 return None;
             }
         }
-        let slot = &self.slots[head & self.mask];
+        let slot = self.slots[head & self.mask].get();
         // SAFETY: `head < tail` (as last loaded with Acquire), so the producer wrote this
         // slot and published it with its Release store of `tail`; the slot is the
-        // consumer's until the store of `head` below, and is read exactly once.
-        let value = unsafe { (*slot.get()).assume_init_read() };
+        // consumer's until the store of `head` below: no one else accesses it meanwhile.
+        let cell = unsafe { &*slot };
+        // SAFETY: initialised (see above); read exactly once, as `head` moves past it.
+        let value = unsafe { cell.assume_init_read() };
         self.head.store(head.wrapping_add(1), Ordering::Release);
         Some(value)
     }

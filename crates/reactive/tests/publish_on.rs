@@ -19,13 +19,20 @@ fn keeps_order_on_every_scheduler_and_prefetch() {
     let n: u64 = if cfg!(miri) { 40 } else { 200_000 };
     let single = Scheduler::single();
     let parallel = Scheduler::parallel(2);
-    for (name, s) in [("immediate", Scheduler::immediate()), ("single", single.clone()), ("parallel", parallel.clone())] {
+    for (name, s) in [
+        ("immediate", Scheduler::immediate()),
+        ("single", single.clone()),
+        ("parallel", parallel.clone()),
+    ] {
         for prefetch in [1usize, 2, 7, 256] {
             // Tiny prefetches hand over one element per wake-up: keep those runs short.
             let n = if prefetch < 7 { n / 20 } else { n };
             let got = Flux::range(0, n).publish_on(&s, prefetch).collect_blocking(T).unwrap();
             assert_eq!(got.len() as u64, n, "{name} prefetch {prefetch}");
-            assert!(got.iter().enumerate().all(|(i, &v)| i as u64 == v), "{name} {prefetch}: order");
+            assert!(
+                got.iter().enumerate().all(|(i, &v)| i as u64 == v),
+                "{name} {prefetch}: order"
+            );
         }
     }
     // Two hops.

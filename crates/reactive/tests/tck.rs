@@ -329,7 +329,10 @@ fn take_filter_map_behave() {
         .unwrap();
     assert_eq!(got, vec![0, 30, 60, 90, 120]);
     assert_eq!(Flux::range(0, 10).take(0).collect_blocking(Duration::from_secs(5)), Ok(vec![]));
-    assert_eq!(Flux::range(0, 3).take(10).collect_blocking(Duration::from_secs(5)), Ok(vec![0, 1, 2]));
+    assert_eq!(
+        Flux::range(0, 3).take(10).collect_blocking(Duration::from_secs(5)),
+        Ok(vec![0, 1, 2])
+    );
     assert_eq!(
         Flux::from_iter(vec!["a", "b"]).map(str::len).collect_blocking(Duration::from_secs(5)),
         Ok(vec![1, 1])
@@ -340,8 +343,14 @@ fn take_filter_map_behave() {
 fn bad_settings_signal_a_clear_error() {
     let s = Scheduler::single();
     let cases: Vec<(&str, Result<Vec<u64>, Error>)> = vec![
-        ("prefetch must be at least 1", Flux::range(0, 5).publish_on(&s, 0).collect_blocking(Duration::from_secs(5))),
-        ("limit_rate: prefetch must be at least 1", Flux::range(0, 5).limit_rate(0).collect_blocking(Duration::from_secs(5))),
+        (
+            "prefetch must be at least 1",
+            Flux::range(0, 5).publish_on(&s, 0).collect_blocking(Duration::from_secs(5)),
+        ),
+        (
+            "limit_rate: prefetch must be at least 1",
+            Flux::range(0, 5).limit_rate(0).collect_blocking(Duration::from_secs(5)),
+        ),
         (
             "capacity must be at least 1",
             Flux::range(0, 5)
@@ -357,9 +366,13 @@ fn bad_settings_signal_a_clear_error() {
     }
     s.dispose().unwrap();
     use handoff::Handoff;
-    let e = reactive::ReactiveHandoff::new(0).open::<u64>(1).err().expect("prefetch 0 refused");
+    let Err(e) = reactive::ReactiveHandoff::new(0).open::<u64>(1) else {
+        panic!("prefetch 0 must be refused")
+    };
     assert!(e.0.contains("prefetch must be at least 1"), "{e}");
-    let e = reactive::ReactiveHandoff::new(4).open::<u64>(0).err().expect("0 producers refused");
+    let Err(e) = reactive::ReactiveHandoff::new(4).open::<u64>(0) else {
+        panic!("0 producers must be refused")
+    };
     assert!(e.0.contains("producers must be at least 1"), "{e}");
 }
 

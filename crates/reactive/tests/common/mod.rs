@@ -116,10 +116,12 @@ impl Recorder {
 
     fn enter(&self, what: &str) {
         if self.busy.swap(true, Ordering::SeqCst) {
-            self.shared.with(|l| l.violations.push(format!("§1.3: {what} while another signal runs")));
+            self.shared
+                .with(|l| l.violations.push(format!("§1.3: {what} while another signal runs")));
         }
         if self.done {
-            self.shared.with(|l| l.violations.push(format!("§1.7: {what} after a terminal signal")));
+            self.shared
+                .with(|l| l.violations.push(format!("§1.7: {what} after a terminal signal")));
         }
     }
     fn leave(&self) {
