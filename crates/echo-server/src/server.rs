@@ -789,7 +789,9 @@ impl<D: Dispatch> EventLoop<D> {
         if conn.keep_alive {
             conn.state = State::Reading;
             conn.out = &[];
-            if conn.more_to_read || !conn.inbuf.is_empty() {
+            // Resume if input is waiting, or if the peer's EOF came while writing (its edge
+            // is spent: without this the half-closed connection would sit open).
+            if conn.more_to_read || !conn.inbuf.is_empty() || conn.peer_eof {
                 let generation = self.slots[i].generation;
                 self.resume.push((i, generation));
             }

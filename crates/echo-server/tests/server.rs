@@ -180,8 +180,15 @@ fn keep_alive_rules_and_pipelining() {
         assert_eq!(read_response(&mut s).0, 200);
         assert_closed(&mut s);
 
+        // A client that half-closes after a keep-alive request gets its answer, then EOF.
+        let mut s = connect(server.addr());
+        send(&mut s, "GET / HTTP/1.1\r\n\r\n");
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        assert_eq!(read_response(&mut s).0, 200);
+        assert_closed(&mut s);
+
         let stats = server.shutdown();
-        assert_eq!(stats.requests_served, 9, "{mode:?}: {stats:?}");
+        assert_eq!(stats.requests_served, 10, "{mode:?}: {stats:?}");
         assert_eq!(stats.errors, 0, "{mode:?}: {stats:?}");
     }
 }
