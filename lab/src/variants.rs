@@ -5,6 +5,7 @@
 use crate::faults::{self, Fault, FaultHandoff};
 use crate::peers::{CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff};
 use handoff::Handoff;
+use ring::{RingHandoff, WaitKind};
 
 /// One variant the lab knows by name.
 #[derive(Debug, Clone, Copy)]
@@ -36,7 +37,7 @@ const VARIANTS: &[VariantInfo] = &[
                       (crates/ring)",
         ours: true,
         takes_wait: true,
-        unavailable: Some("the ring crate has no RingHandoff in this build"),
+        unavailable: None,
     },
     VariantInfo {
         name: "reactive",
@@ -123,15 +124,14 @@ pub const WAITS: &[(&str, &str)] = &[
     ("busy-spin", "spin on the sequence (BusySpinWaitStrategy)"),
 ];
 
-/// Checks a wait strategy name.
+/// Checks a wait strategy name against the ring crate's own list.
 pub fn check_wait(name: &str) -> Result<(), String> {
-    if WAITS.iter().any(|(w, _)| *w == name) {
-        Ok(())
-    } else {
-        Err(format!(
+    match name.parse::<WaitKind>() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(format!(
             "unknown wait strategy '{name}'; valid: {}",
-            WAITS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ")
-        ))
+            WaitKind::ALL.iter().map(|w| w.name()).collect::<Vec<_>>().join(", ")
+        )),
     }
 }
 
@@ -166,6 +166,20 @@ pub fn dispatch<J: WithHandoff>(s: &Settings, job: J) -> Result<J::Out, String> 
     }
     Ok(match s.variant.as_str() {
         "locked" => job.run(locked_queue::LockedHandoff::new(s.capacity)),
+        "ring" => {
+            let wait: WaitKind = s
+                .wait
+                .as_deref()
+                .unwrap_or("blocking")
+                .parse()
+                .map_err(|e: ring::UnknownWaitKind| e.to_string())?;
+            match wait {
+                WaitKind::Blocking => job.run(RingHandoff::<ring::Blocking>::new(s.ring_size)),
+                WaitKind::Sleeping => job.run(RingHandoff::<ring::Sleeping>::new(s.ring_size)),
+                WaitKind::Yielding => job.run(RingHandoff::<ring::Yielding>::new(s.ring_size)),
+                WaitKind::BusySpin => job.run(RingHandoff::<ring::BusySpin>::new(s.ring_size)),
+            }
+        }
         "reactive" => job.run(reactive::ReactiveHandoff::new(s.prefetch)),
         "naive" => job.run(naive_buffer::NaiveHandoff::new()),
         "crossbeam" => job.run(CrossbeamHandoff::new(Some(s.ring_size))),
@@ -184,4 +198,48 @@ pub fn unknown_variant(name: &str) -> String {
         "unknown variant '{name}'; valid: {}",
         all().iter().map(|v| v.name).collect::<Vec<_>>().join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_list_matches_the_ring_crate() {
+        let ours: Vec<&str> = WAITS.iter().map(|w| w.0).collect();
+        let ring: Vec<&str> = WaitKind::ALL.iter().map(|w| w.name()).collect();
+        assert_eq!(ours, ring);
+        assert!(check_wait("busy-spin").is_ok());
+        assert!(check_wait("lazy").unwrap_err().contains("valid: blocking, sleeping"));
+    }
+
+    #[test]
+    fn every_listed_variant_dispatches() {
+        struct Name;
+        impl WithHandoff for Name {
+            type Out = String;
+            fn run<H: Handoff + 'static>(self, h: H) -> String {
+                h.name()
+            }
+        }
+        for v in all().into_iter().filter(|v| v.unavailable.is_none()) {
+            let s = Settings {
+                variant: v.name.to_string(),
+                wait: v.takes_wait.then(|| "blocking".to_string()),
+                ring_size: 1024,
+                capacity: None,
+                prefetch: 256,
+            };
+            let name = dispatch(&s, Name).unwrap_or_else(|e| panic!("{}: {e}", v.name));
+            assert!(!name.is_empty(), "{}", v.name);
+        }
+        let bad = Settings {
+            variant: "nope".into(),
+            wait: None,
+            ring_size: 1024,
+            capacity: None,
+            prefetch: 1,
+        };
+        assert!(dispatch(&bad, Name).unwrap_err().contains("unknown variant 'nope'"));
+    }
 }
