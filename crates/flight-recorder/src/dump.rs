@@ -85,6 +85,41 @@ fn write_args(w: &mut impl Write, r: &Record, skip_text: bool) -> io::Result<()>
     Ok(())
 }
 
+/// Pairs each `consume` slice with the latest unpaired `publish` slice of the same flow id
+/// that started before it (ids repeat when a process runs the workload again), and numbers
+/// the pairs from 1. Key: (tid, start_ns, is_publish) of a slice. Slices whose other end
+/// is not in the dump get no flow.
+fn pair_flows(win: &Window) -> HashMap<(u64, u64, bool), u64> {
+    let mut publish: HashMap<u64, Vec<(u64, u64, bool)>> = HashMap::new();
+    let mut consume: Vec<(u64, u64, u64)> = Vec::new();
+    for t in &win.threads {
+        for r in &t.records {
+            if let Some(id) = flow_of(r, "publish") {
+                publish.entry(id).or_default().push((r.start_ns, t.tid, false));
+            } else if let Some(id) = flow_of(r, "consume") {
+                consume.push((r.start_ns, t.tid, id));
+            }
+        }
+    }
+    for v in publish.values_mut() {
+        v.sort_unstable();
+    }
+    consume.sort_unstable();
+    let mut out = HashMap::new();
+    let mut next = 1u64;
+    for (start, tid, id) in consume {
+        let Some(p) = publish.get_mut(&id) else { continue };
+        let Some(k) = p.iter().rposition(|&(ps, _, used)| ps <= start && !used) else {
+            continue;
+        };
+        p[k].2 = true;
+        out.insert((p[k].1, p[k].0, true), next);
+        out.insert((tid, start, false), next);
+        next += 1;
+    }
+    out
+}
+
 /// Is `r` a span of the lab's sampled flows (`publish`/`consume` with a `flow` id)?
 fn flow_of(r: &Record, name: &str) -> Option<u64> {
     (r.kind == Kind::Span && r.meta.name() == name && r.fields.num_field(r.meta) == Some("flow"))
@@ -108,18 +143,7 @@ pub(crate) fn write_trace(
     json_str(w, info.process_name)?;
     w.write_all(b"}}")?;
 
-    // Flows: only those whose publish and consume slices are both in the dump.
-    let mut publish: HashMap<u64, (u64, u64)> = HashMap::new();
-    let mut consume: HashMap<u64, (u64, u64)> = HashMap::new();
-    for t in &win.threads {
-        for r in &t.records {
-            if let Some(id) = flow_of(r, "publish") {
-                publish.insert(id, (t.tid, r.start_ns));
-            } else if let Some(id) = flow_of(r, "consume") {
-                consume.insert(id, (t.tid, r.start_ns));
-            }
-        }
-    }
+    let flows = pair_flows(win);
 
     for t in &win.threads {
         write!(w, ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":", t.tid)?;
@@ -145,11 +169,12 @@ pub(crate) fn write_trace(
                     // `s` to the deepest slice open there, which a later child (a wait
                     // inside the publish) would otherwise be.
                     let at = Us(r.start_ns);
-                    if let Some(id) = flow_of(r, "publish").filter(|id| consume.contains_key(id)) {
+                    let flow = flows.get(&(tid, r.start_ns, r.meta.name() == "publish"));
+                    if let (Some(id), Some(_)) = (flow, flow_of(r, "publish")) {
                         write!(w, ",\n{{\"ph\":\"s\",\"pid\":{pid},\"tid\":{tid},\"ts\":{at},\"id\":{id},\"name\":\"flow\",\"cat\":\"flow\"}}")?;
                         stats.events += 1;
                     }
-                    if let Some(id) = flow_of(r, "consume").filter(|id| publish.contains_key(id)) {
+                    if let (Some(id), Some(_)) = (flow, flow_of(r, "consume")) {
                         write!(w, ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":{pid},\"tid\":{tid},\"ts\":{at},\"id\":{id},\"name\":\"flow\",\"cat\":\"flow\"}}")?;
                         stats.events += 1;
                     }

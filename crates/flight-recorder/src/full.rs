@@ -243,19 +243,33 @@ pub(crate) fn repair(events: Vec<Value>, process_name: &str) -> (Vec<Value>, Rep
     // Flows between publish and consume spans with the same id (both complete). Each flow
     // end goes at its slice's start, right after its `B`: Perfetto binds `s` to the
     // deepest slice open there, which a later child (a wait inside the publish) would be.
-    let mut publish: HashMap<String, usize> = HashMap::new();
-    let mut consume: HashMap<String, usize> = HashMap::new();
+    // Ids repeat when a process runs the workload again: each consume pairs with the
+    // latest unpaired publish of its id that began before it; pairs are numbered from 1.
+    let ts_of = |b: usize| out[b].get("ts").and_then(Value::as_f64).unwrap_or(0.0);
+    let mut publish: HashMap<String, Vec<(f64, usize, bool)>> = HashMap::new();
+    let mut consume: Vec<(f64, usize, String)> = Vec::new();
     for &(b, _) in &flow_ends {
         let id = out[b].pointer("/args/flow").and_then(unquote).unwrap_or_default();
         if out[b]["name"] == "publish" {
-            publish.insert(id, b);
+            publish.entry(id).or_default().push((ts_of(b), b, false));
         } else {
-            consume.insert(id, b);
+            consume.push((ts_of(b), b, id));
         }
     }
+    for v in publish.values_mut() {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    consume.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (t, cb, id) in consume {
+        let Some(p) = publish.get_mut(&id) else { continue };
+        let Some(k) = p.iter().rposition(|&(pt, _, used)| pt <= t && !used) else { continue };
+        p[k].2 = true;
+        pairs.push((p[k].1, cb));
+    }
     let mut after: HashMap<usize, Value> = HashMap::new();
-    for (id, pb) in publish {
-        let Some(cb) = consume.remove(&id) else { continue };
+    for (n, (pb, cb)) in pairs.into_iter().enumerate() {
+        let id = n + 1;
         for (b, ph) in [(pb, "s"), (cb, "f")] {
             let mut ev = json!({
                 "ph": ph, "pid": out[b]["pid"], "tid": out[b]["tid"], "ts": out[b]["ts"],
