@@ -20,7 +20,7 @@
 //! emitters wake and every later send fails with its message; messages left in the queue
 //! are dropped once, with the queue.
 
-use crate::demand::{SPINS, YIELDS};
+use crate::demand::SPINS;
 use crate::sink::Sink;
 use crate::spsc::SpscRing;
 use crate::{replenish_limit, Error, SharedSubscription, Subscriber, Subscription};
@@ -278,12 +278,6 @@ impl<T: Send + 'static> ReactiveConsumer<T> {
             'wait: {
                 for _ in 0..SPINS {
                     std::hint::spin_loop();
-                    if ready() {
-                        break 'wait;
-                    }
-                }
-                for _ in 0..YIELDS {
-                    thread::yield_now();
                     if ready() {
                         break 'wait;
                     }

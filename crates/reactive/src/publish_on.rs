@@ -30,7 +30,7 @@ const DONE: u8 = 4;
 /// The scheduler refused the drain.
 const REJECTED: u8 = 8;
 /// How many times (8 spin hints each) a worker re-checks an empty queue before it leaves.
-const LINGER_CHECKS: u32 = 64;
+const LINGER_CHECKS: u32 = 16;
 
 /// The `publish_on` / `limit_rate` publisher.
 #[derive(Debug, Clone)]

@@ -19,7 +19,7 @@
 //! tasks already queued, then exit and are joined; no thread is left spinning. Work
 //! scheduled afterwards is rejected (`publish_on` then signals `Error::Rejected`).
 
-use crate::demand::{SPINS, YIELDS};
+use crate::demand::SPINS;
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -232,22 +232,17 @@ impl WorkerShared {
         self.len.load(Ordering::SeqCst) > 0 || self.shutdown.load(Ordering::SeqCst)
     }
 
-    /// Spins, yields, then parks until work or shutdown arrives. Returns true when woken.
+    /// Spins, then parks until work or shutdown arrives. Returns true when woken.
     fn idle_wait(&self) -> bool {
-        for _ in 0..SPINS * 4 {
+        for _ in 0..SPINS {
             std::hint::spin_loop();
-            if self.has_news() {
-                return true;
-            }
-        }
-        for _ in 0..YIELDS {
-            thread::yield_now();
             if self.has_news() {
                 return true;
             }
         }
         self.parked.store(true, Ordering::SeqCst);
         if !self.has_news() {
+            let _w = handoff::wait_span!(handoff::trace::WAIT_EMPTY);
             thread::park();
         }
         self.parked.store(false, Ordering::Relaxed);
