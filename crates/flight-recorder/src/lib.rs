@@ -6,8 +6,11 @@
 //! store that drops the oldest events rather than block, loss recorded, dump on demand, on
 //! exit, on panic and on a trigger; thresholds ([`Config::min_span_ns`]) like JFR's.
 //! * Each thread gets its own preallocated ring of fixed-size records at its first event
-//!   ([`SLOT_BYTES`] each; [`Config::budget_bytes`] split over [`Config::max_threads`]).
-//!   The recorder holds an `Arc` to every ring; the thread holds another in a thread-local.
+//!   ([`SLOT_BYTES`] each; [`Config::budget_bytes`] split over [`Config::max_threads`],
+//!   rounded down to a power of two of records, so between half and all of the budget is
+//!   used). The recorder holds an `Arc` to every ring; the thread holds another in a
+//!   thread-local and hands the ring back when it exits, for the next new thread (its
+//!   records keep their own tid and name).
 //! * Record path (`on_event`, `on_enter`/`on_exit`): no lock and no allocation after a
 //!   thread's first event (checked with dhat in `tests/alloc_free.rs`); field values are
 //!   copied into the record (one number, 48 bytes of text), never allocated. Wait-free: when
@@ -21,8 +24,11 @@
 //!   (`cargo +nightly miri test -p flight-recorder --lib`).
 //! * Dump: `{"traceEvents":[…]}` with `process_name`/`thread_name` metadata, `X` slices,
 //!   `i` instants (`s:"t"`), `C` counters, and `s`/`f` flows (`bp:"e"`) joining a `publish`
-//!   span to the `consume` span with the same `flow` id when both are still recorded. Tids
+//!   span to the `consume` span with the same `flow` id when both are still recorded (a
+//!   consume pairs with the latest earlier publish of its id: ids repeat across runs). Tids
 //!   are numbered from 1 (Perfetto merges tid 0 with tid 1). Loss counts go in `otherData`.
+//!   Measured record path (`benches/bench_main.rs`, 2-core VM): ~120 ns an event, ~470 ns a
+//!   span (new, enter, exit, close, the registry's share included); tracing-chrome ~3 µs.
 //!
 //! The lab's conventions (`handoff::trace`): events with target `lab::counter` become `C`
 //! tracks named by their `counter` field (value in `value`); events with target
@@ -32,8 +38,9 @@
 //! # Full capture ([`install_full`])
 //! Every span and event, streamed by `tracing-chrome` 0.7 to a file; [`FullGuard::finish`]
 //! then repairs what that crate leaves wrong for Perfetto (see [`full`]). Its limits: each
-//! event allocates (~9 allocations) and costs about a microsecond, the queue to its writer
-//! thread is unbounded, and only one such layer may exist per process.
+//! event allocates (~9 allocations) and costs microseconds (~3 µs measured here with its
+//! writer thread competing for 2 cores), the queue to its writer thread is unbounded, and
+//! only one such layer may exist per process.
 //!
 //! Sources: JDK Flight Recorder (JEP 328); Chrome Trace Event Format (Google doc, 2016);
 //! Perfetto's JSON importer (`src/trace_processor/importers/json/`), whose quirks are

@@ -161,6 +161,18 @@ fn flight_dump_loads_in_perfetto() {
         c.summary
     );
     assert!(c.summary["slice_names"]["wait"].as_u64().is_some(), "no wait slices");
+
+    // Cut in half (a crash mid-write): Perfetto would load it with open slices; the
+    // checker must refuse it.
+    let bytes = std::fs::read(&out).expect("read dump");
+    let cut = write_bytes(&out.with_extension("cut.json"), &bytes[..bytes.len() / 2]);
+    let c = check_trace(&cut, &[]);
+    assert!(!c.ok && c.stderr.contains("not valid JSON"), "{}", c.stderr);
+}
+
+fn write_bytes(path: &Path, bytes: &[u8]) -> PathBuf {
+    std::fs::write(path, bytes).expect("write");
+    path.to_owned()
 }
 
 #[test]
