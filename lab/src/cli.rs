@@ -138,6 +138,22 @@ impl<T: Into<String>> From<T> for UsageError {
     }
 }
 
+/// `println!` that ignores a closed stdout (e.g. `lab … | head`) instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `eprintln!` that ignores a closed stderr.
+macro_rules! errln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
@@ -179,7 +195,7 @@ pub fn main() -> i32 {
                 _ => {
                     let text = e.to_string();
                     let line = text.lines().next().unwrap_or("invalid arguments");
-                    eprintln!("lab: {}", line.trim_start_matches("error: "));
+                    errln!("lab: {}", line.trim_start_matches("error: "));
                     2
                 }
             };
@@ -201,27 +217,27 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(UsageError(msg)) => {
-            eprintln!("lab: {msg}");
+            errln!("lab: {msg}");
             2
         }
     }
 }
 
 fn list() {
-    println!("Experiments:");
+    outln!("Experiments:");
     for (name, desc) in EXPERIMENTS {
-        println!("  {name:<18} {desc}");
+        outln!("  {name:<18} {desc}");
     }
-    println!("\nVariants (--variants):");
+    outln!("\nVariants (--variants):");
     for v in variants::all() {
         let note = v.unavailable.map(|w| format!(" [unavailable: {w}]")).unwrap_or_default();
-        println!("  {:<18} {}{note}", v.name, v.description);
+        outln!("  {:<18} {}{note}", v.name, v.description);
     }
-    println!("\nRing wait strategies (--wait):");
+    outln!("\nRing wait strategies (--wait):");
     for (w, d) in WAITS {
-        println!("  {w:<18} {d}");
+        outln!("  {w:<18} {d}");
     }
-    println!(
+    outln!(
         "\nPayloads (--payload): {}",
         PAYLOADS.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
     );
@@ -241,7 +257,7 @@ fn env_cmd() {
         }
         t.add_row(vec![k.to_string(), v]);
     }
-    println!("{t}");
+    outln!("{t}");
 }
 
 /// Runs one cell in this process (the `__cell` child) and prints its JSON line.
@@ -249,21 +265,18 @@ fn cell(spec_json: &str) -> i32 {
     let spec: CellSpec = match serde_json::from_str(spec_json) {
         Ok(s) => s,
         Err(e) => {
-            println!(
-                "{}",
-                serde_json::json!({"ok": false, "error": format!("bad cell spec: {e}")})
-            );
+            outln!("{}", serde_json::json!({"ok": false, "error": format!("bad cell spec: {e}")}));
             return 3;
         }
     };
     let mut hook = RecorderHook::default();
     match harness::run_spec(&spec, Some(&mut hook)) {
         Ok(out) => {
-            println!("{}", serde_json::json!({"ok": true, "output": out}));
+            outln!("{}", serde_json::json!({"ok": true, "output": out}));
             0
         }
         Err(e) => {
-            println!("{}", serde_json::json!({"ok": false, "error": e}));
+            outln!("{}", serde_json::json!({"ok": false, "error": e}));
             3
         }
     }
@@ -668,7 +681,7 @@ fn heap_binary(notes: &mut Vec<String>) -> Option<PathBuf> {
         cmd.arg("--release");
     }
     cmd.arg("--target-dir").arg(target_dir).current_dir(envinfo::workspace_root());
-    eprintln!("lab: {} is missing; building it ({:?})", candidate.display(), cmd);
+    errln!("lab: {} is missing; building it ({:?})", candidate.display(), cmd);
     let ok = cmd.stdout(Stdio::null()).status().is_ok_and(|s| s.success());
     if ok && candidate.is_file() {
         Some(candidate)
@@ -716,7 +729,7 @@ impl Progress {
         self.done += 1;
         self.bar.inc(1);
         if self.plain {
-            eprintln!("[{}/{}] {what}: {result}", self.done, self.total);
+            errln!("[{}/{}] {what}: {result}", self.done, self.total);
         } else {
             self.bar.println(format!("{what}: {result}"));
         }
@@ -961,21 +974,21 @@ fn run(r: RunArgs) -> Result<i32, UsageError> {
     write_outputs(&plan, &results)?;
     if !interrupted {
         for t in report::all_tables(&results) {
-            println!("{}", report::terminal(&t));
+            outln!("{}", report::terminal(&t));
         }
         for n in &results.notes {
-            println!("note: {n}");
+            outln!("note: {n}");
         }
     }
-    println!("report: {}", plan.run_dir.join("report.html").display());
-    println!("results: {}", plan.run_dir.join("results.json").display());
+    outln!("report: {}", plan.run_dir.join("report.html").display());
+    outln!("results: {}", plan.run_dir.join("results.json").display());
     if interrupted {
-        eprintln!("lab: interrupted; partial results written");
+        errln!("lab: interrupted; partial results written");
         return Ok(130);
     }
     let bad = results.results.iter().filter(|r| r.status != Status::Ok).count();
     if bad > 0 {
-        eprintln!("lab: {bad} cell(s) did not pass (see the Failures table)");
+        errln!("lab: {bad} cell(s) did not pass (see the Failures table)");
         return Ok(1);
     }
     Ok(0)
@@ -995,7 +1008,7 @@ fn write_outputs(plan: &Plan, results: &Results) -> Result<(), UsageError> {
             let link = parent.join("latest");
             let _ = std::fs::remove_file(&link);
             if let Err(e) = std::os::unix::fs::symlink(name, &link) {
-                eprintln!("lab: could not update {}: {e}", link.display());
+                errln!("lab: could not update {}: {e}", link.display());
             }
         }
     }
@@ -1089,7 +1102,7 @@ fn compare(a: &Path, b: &Path) -> Result<i32, UsageError> {
             ]);
         }
     }
-    println!(
+    outln!(
         "{} — a: {} ({}), b: {} ({})",
         ra.experiment,
         a.display(),
@@ -1097,18 +1110,17 @@ fn compare(a: &Path, b: &Path) -> Result<i32, UsageError> {
         b.display(),
         rb.environment.git_commit
     );
-    println!("{t}");
+    outln!("{t}");
     if ra.config.messages != rb.config.messages {
-        println!("note: the runs used different message counts ({} vs {}); the spread is compared per message.", ra.config.messages, rb.config.messages);
+        outln!("note: the runs used different message counts ({} vs {}); the spread is compared per message.", ra.config.messages, rb.config.messages);
     }
     if ra.environment.cpu_model != rb.environment.cpu_model {
-        println!(
+        outln!(
             "note: different CPUs: {} vs {}",
-            ra.environment.cpu_model, rb.environment.cpu_model
+            ra.environment.cpu_model,
+            rb.environment.cpu_model
         );
     }
-    println!(
-        "{changed} row(s) changed beyond the runs' spread ([min, max] ranges do not overlap)."
-    );
+    outln!("{changed} row(s) changed beyond the runs' spread ([min, max] ranges do not overlap).");
     Ok(0)
 }
