@@ -49,6 +49,19 @@
 //! * Blocking: `request`/`cancel` never block (§3.4, §3.5); a detached synchronous source
 //!   with no demand, and the sink's emitters with no demand, wait (backpressure).
 //! * Ordering: every operator preserves order; the sink keeps each producer's order.
+//! * Bad settings (`publish_on`/`limit_rate` prefetch 0, buffer capacity 0) give
+//!   `on_subscribe` then `on_error(Error::InvalidArgument)` naming the valid range;
+//!   `request(0)` gives `on_error(Error::NonPositiveRequest)`; the handoff's `open`
+//!   returns a `ConfigError`. Nothing panics or hangs on them.
+//!
+//! # Deviations from Reactor, and why
+//! * Emission stays on the subscribing thread (see above): a detached synchronous source
+//!   waits for demand instead of resuming on the requester's thread.
+//! * The handoff's `try_send` asks for an early replenish when it finds no demand
+//!   ([`handoff_adapter`] explains: the shared suite requires room after one receive).
+//! * `publish_on` signals elements without a WIP increment each (a fence and a read of
+//!   WIP, paired with a re-check at the drain's exit); requests, cancel and terminal
+//!   signals use Reactor's missed-count RMW.
 //!
 //! # Sources
 //! The Reactive Streams specification 1.0.4 (rules cited by number); Reactor Core's
