@@ -21,7 +21,11 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).map(|a| a.parse().expect("numbers")).collect();
+    let parsed: Result<Vec<u64>, _> = std::env::args().skip(1).map(|a| a.parse()).collect();
+    let Ok(args) = parsed else {
+        eprintln!("usage: compare [rounds] [requests] [concurrency] (whole numbers)");
+        std::process::exit(2)
+    };
     let rounds = args.first().copied().unwrap_or(5) as usize;
     let requests = args.get(1).copied().unwrap_or(10_000);
     let concurrency = args.get(2).copied().unwrap_or(25) as usize;

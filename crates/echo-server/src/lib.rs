@@ -52,9 +52,9 @@
 //! # Guarantees
 //! No allocation per request in the event loop (connection buffers are pooled, responses
 //! are static; the handoff variant may allocate, which is part of what is measured, and
-//! the reply channel, crossbeam's unbounded list, allocates a block per 31 replies); bounded input per
-//! connection; no blocking system call on the event loop except `epoll_wait` and, with a
-//! full bounded handoff, the handoff's `send`. Every error is a value: a port in use is a
+//! the reply channel, crossbeam's unbounded list, allocates a block per 31 replies);
+//! bounded input per connection; no blocking system call on the event loop except
+//! `epoll_wait` and, with a full bounded handoff, the handoff's `send`. Every error is a value: a port in use is a
 //! [`ServerError::Bind`] naming the address and the OS error.
 //!
 //! # Tracing (the conventions of [`handoff::trace`])
