@@ -665,13 +665,18 @@ fn run_child(mut cmd: Command, timeout: Duration) -> Outcome {
     Outcome::Failed { status: Status::Crashed, error: how, stderr_tail: tail(&stderr, 15) }
 }
 
-/// The heap binary: next to the running executable. Built on demand when missing (e.g.
-/// after `cargo run`, which builds only the binary it runs).
+/// The heap binary: next to the running executable. Built on demand when missing or older
+/// than the lab binary (`cargo run` builds only the binary it runs).
 fn heap_binary(notes: &mut Vec<String>) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
     let candidate = dir.join("lab-heap");
-    if candidate.is_file() {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let fresh = match (modified(&candidate), modified(&exe)) {
+        (Some(heap), Some(lab)) => heap >= lab,
+        _ => false,
+    };
+    if fresh {
         return Some(candidate);
     }
     let target_dir = dir.parent()?;
@@ -681,9 +686,17 @@ fn heap_binary(notes: &mut Vec<String>) -> Option<PathBuf> {
         cmd.arg("--release");
     }
     cmd.arg("--target-dir").arg(target_dir).current_dir(envinfo::workspace_root());
-    errln!("lab: {} is missing; building it ({:?})", candidate.display(), cmd);
+    let state = if candidate.is_file() { "older than lab" } else { "missing" };
+    errln!("lab: {} is {state}; building it ({:?})", candidate.display(), cmd);
     let ok = cmd.stdout(Stdio::null()).status().is_ok_and(|s| s.success());
     if ok && candidate.is_file() {
+        Some(candidate)
+    } else if candidate.is_file() {
+        notes.push(format!(
+            "{} is older than the lab binary and could not be rebuilt; the heap pass used it \
+             as it is.",
+            candidate.display()
+        ));
         Some(candidate)
     } else {
         notes.push(format!(

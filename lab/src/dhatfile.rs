@@ -36,21 +36,34 @@ struct RawFile {
     ftbl: Vec<String>,
 }
 
-/// Whether a frame belongs to the allocator machinery rather than the code that allocated.
+/// Whether a frame belongs to the allocator or the standard library rather than to the
+/// code that asked for memory (the lab, a variant, a dependency).
 fn is_plumbing(frame: &str) -> bool {
+    let func =
+        frame.split_once(": ").map_or(
+            frame,
+            |(addr, rest)| {
+                if addr.starts_with("0x") {
+                    rest
+                } else {
+                    frame
+                }
+            },
+        );
     const SKIP: &[&str] = &[
         "[root]",
         "dhat::",
-        "alloc::alloc::",
-        "alloc::raw_vec::",
+        "<dhat::",
         "__rust_",
-        "<dhat::Alloc",
-        "std::alloc::",
-        "core::alloc::",
-        "alloc::boxed::Box<T>::new",
-        "alloc::boxed::Box<T,A>::new",
+        "alloc::",
+        "<alloc::",
+        "core::",
+        "<core::",
+        "std::",
+        "<std::",
+        "<T as alloc::",
     ];
-    SKIP.iter().any(|s| frame.contains(s))
+    SKIP.iter().any(|s| func.starts_with(s))
 }
 
 /// Shortens `0x1234: path::to::fn (src/file.rs:10:5)` to `path::to::fn (file.rs:10:5)`.
@@ -119,7 +132,7 @@ mod tests {
             r#"{"dhatFileVersion":2,"mode":"rust-heap","pps":[
               {"tb":10,"tbk":1,"gb":0,"fs":[1,2]},
               {"tb":900,"tbk":30,"gb":64,"fs":[1,3,4]}],
-             "ftbl":["[root]","0x1: <dhat::Alloc as core::alloc::global::GlobalAlloc>::alloc (src/lib.rs:1:1)",
+             "ftbl":["[root]","0x1: alloc::boxed::box_new_uninit (boxed.rs:248:18)",
                      "0x2: lab::a (lab/src/a.rs:3:4)","0x3: locked_queue::Node::new (crates/locked-queue/src/queue.rs:9:1)",
                      "0x4: lab::harness::run_once"]}"#,
         )

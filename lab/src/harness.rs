@@ -236,6 +236,16 @@ fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
 }
 
+/// The consumer's histogram: full range when sampling, a minimal one (a few hundred bytes,
+/// so heap profiles show the variant, not the lab) when not.
+fn run_histogram(sampling: bool) -> Histogram<u64> {
+    if sampling {
+        new_histogram()
+    } else {
+        Histogram::new_with_bounds(1, 2, 1).expect("valid histogram bounds")
+    }
+}
+
 struct Consumed {
     checker: Checker,
     hist: Histogram<u64>,
@@ -302,7 +312,7 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
         .name("consumer".to_string())
         .spawn(move || {
             let mut checker = Checker::new(p);
-            let mut hist = new_histogram();
+            let mut hist = run_histogram(sample_every > 0);
             cbarrier.wait();
             let mut observe = |m: Message<N>| {
                 checker.observe(&m);
@@ -449,7 +459,7 @@ fn run_cell<H: Handoff, const N: usize>(
             let mut merged = new_histogram();
             for _ in 0..spec.runs {
                 let (r, h) = run_once::<H, N, false>(handoff, spec, spec.sample_every)?;
-                if r.valid {
+                if r.valid && spec.sample_every > 0 {
                     merged.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?;
                 }
                 out.runs.push(r);
