@@ -595,12 +595,15 @@ fn html_table(t: &Table) -> String {
 const PALETTE: &[&str] =
     &["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
+/// One line of a chart: name, colour index (one per variant), (x, y) points.
+pub type Series = (String, usize, Vec<(f64, f64)>);
+
 /// A line chart as inline SVG: one polyline per series, linear x, linear or log y.
 pub fn line_chart(
     title: &str,
     x_label: &str,
     y_label: &str,
-    series: &[(String, usize, Vec<(f64, f64)>)],
+    series: &[Series],
     log_y: bool,
 ) -> String {
     let (w, h, ml, mr, mt, mb) = (640.0, 340.0, 80.0, 170.0, 30.0, 45.0);
@@ -725,7 +728,7 @@ pub fn line_chart(
 pub fn charts(r: &Results) -> String {
     let (labels, _) = axes(r);
     let ok = |x: &&Row| x.status == Status::Ok;
-    let qps: Vec<(String, usize, Vec<(f64, f64)>)> = labels
+    let qps: Vec<Series> = labels
         .iter()
         .enumerate()
         .map(|(i, l)| {

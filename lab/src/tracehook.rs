@@ -77,7 +77,7 @@ impl TraceHook for RecorderHook {
             }
             State::Full(g) => {
                 // `finish` streams out the rest and repairs the file for Perfetto.
-                let _ = g.finish().map_err(|e| format!("finishing the full capture: {e}"))?;
+                g.finish().map_err(|e| format!("finishing the full capture: {e}"))?;
                 Ok("full: every event captured and repaired".to_string())
             }
         }
