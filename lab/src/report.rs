@@ -390,7 +390,7 @@ fn md_escape(s: &str) -> String {
 
 fn md_table(t: &Table) -> String {
     let mut s = format!(
-        "### {}\n\n| {} |\n|{}|\n",
+        "### {}\n\n| {} |\n|{}\n",
         t.title,
         t.header.join(" | "),
         "---|".repeat(t.header.len())
@@ -441,6 +441,18 @@ fn method_lines(r: &Results) -> Vec<String> {
             }
         ),
     ];
+    v.push(format!(
+        "Heap pass ({}): after the timed cells, one untimed child per cell in the lab-heap \
+         binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed \
+         children use the system allocator.",
+        c.heap, c.heap_messages
+    ));
+    v.push(format!(
+        "Trace pass ({}): one more untimed child per cell runs {} messages with the recorder \
+         installed; producers wrap every {}th send in a `publish` span, the consumer emits a \
+         `consume` span with the same flow id and a `messages_per_ms` counter about once per ms.",
+        c.trace, c.trace_messages, c.sample_every
+    ));
     if let Some(n) = &c.spread_note {
         v.push(n.clone());
     }
