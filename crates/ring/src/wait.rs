@@ -33,16 +33,25 @@ pub trait WaitStrategy: sealed::Sealed + Default + Send + Sync + fmt::Debug + 's
 }
 
 /// Mutex + condition variable: waiters sleep in the kernel until notified. The seed's
-/// choice (`BlockingWaitStrategy`). Unlike Java's, which takes the lock on every publish,
-/// `notify` only locks when a waiter is registered (a `LiteBlockingWaitStrategy`-like
-/// fast path): a waiter registers, then re-checks under the lock; a notifier makes its
-/// change, then a `SeqCst` fence, then reads the waiter count. The two fences order
-/// "register, check" against "change, read count", so one side always sees the other.
+/// choice (`BlockingWaitStrategy`). Two departures from Java's, both measured:
+/// * `notify` only locks when a waiter is registered (as `LiteBlockingWaitStrategy`): a
+///   waiter registers, then re-checks under the lock; a notifier makes its change, then a
+///   `SeqCst` fence, then reads the waiter count. The two fences order "register, check"
+///   against "change, read count", so one side always sees the other.
+/// * A waiter first spins [`Blocking::SPINS`] times (a few microseconds) before it sleeps,
+///   as adaptive mutexes do. Without it a consumer that keeps catching up with its
+///   producer sleeps after nearly every message and each publish pays a futex wake: the
+///   criterion bench measured about 2.5 M msgs/s for one producer, 2.8–3.5 M for 2–6.
 #[derive(Debug, Default)]
 pub struct Blocking {
     waiters: AtomicUsize,
     lock: Mutex<()>,
     cond: Condvar,
+}
+
+impl Blocking {
+    /// Spins before a waiter goes to sleep.
+    pub const SPINS: u32 = 100;
 }
 
 impl sealed::Sealed for Blocking {}
@@ -52,8 +61,11 @@ impl WaitStrategy for Blocking {
 
     #[inline]
     fn wait_for<R>(&self, mut check: impl FnMut() -> Option<R>) -> R {
-        if let Some(r) = check() {
-            return r;
+        for _ in 0..Self::SPINS {
+            if let Some(r) = check() {
+                return r;
+            }
+            spin_loop();
         }
         let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         self.waiters.fetch_add(1, Ordering::SeqCst);
