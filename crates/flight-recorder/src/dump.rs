@@ -154,10 +154,22 @@ pub(crate) fn write_trace(
         // Parents before children at equal start, so nesting is unambiguous.
         let mut order: Vec<&Record> = t.records.iter().collect();
         order.sort_by(|a, b| a.start_ns.cmp(&b.start_ns).then(b.end_ns.cmp(&a.end_ns)));
+        // Ends of the enclosing spans written so far: a span that starts inside one and
+        // ends after it (exits out of order, with manual enter/exit) would be dropped by
+        // Perfetto with an error; it is left out here and counted instead.
+        let mut open: Vec<u64> = Vec::new();
         for r in order {
             let tid = t.tid;
             match r.kind {
                 Kind::Span => {
+                    while open.last().is_some_and(|&end| end <= r.start_ns) {
+                        open.pop();
+                    }
+                    if open.last().is_some_and(|&end| r.end_ns > end) {
+                        stats.overlapping += 1;
+                        continue;
+                    }
+                    open.push(r.end_ns);
                     write!(w, ",\n{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"dur\":{},\"name\":", Us(r.start_ns), Us(r.end_ns - r.start_ns))?;
                     json_str(w, r.meta.name())?;
                     w.write_all(b",\"cat\":")?;
@@ -215,10 +227,11 @@ pub(crate) fn write_trace(
     write!(
         w,
         "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"recorder\":\"flight-recorder\",\
-         \"overwritten\":{},\"dropped\":{},\"threads\":{},\"records_per_thread\":{},\
+         \"overwritten\":{},\"dropped\":{},\"overlapping\":{},\"threads\":{},\"records_per_thread\":{},\
          \"budget_bytes\":{},\"window_from_ns\":{},\"window_to_ns\":{}",
         stats.overwritten,
         stats.dropped,
+        stats.overlapping,
         stats.threads,
         info.records_per_thread,
         info.budget_bytes,

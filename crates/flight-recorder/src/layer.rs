@@ -183,7 +183,7 @@ where
             l.stack.copy_within(pos + 1..l.depth, pos);
             l.depth -= 1;
             let Some(meta) = fr.meta else { return };
-            if now - fr.start_ns < shared.config.min_span_ns {
+            if now.saturating_sub(fr.start_ns) < shared.config.min_span_ns {
                 return;
             }
             let rec = Record {

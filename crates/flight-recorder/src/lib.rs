@@ -173,6 +173,9 @@ pub struct DumpStats {
     pub dropped: u64,
     /// Threads in the dump.
     pub threads: usize,
+    /// Spans left out because they overlapped an enclosing span without nesting in it
+    /// (spans exited out of order); Perfetto would drop them with an import error.
+    pub overlapping: u64,
 }
 
 /// A thread that wrote into a ring from record index `from` on.
@@ -594,6 +597,44 @@ mod tests {
         assert!(window.threads.iter().all(|t| t.records.len() == 10));
         assert_eq!(rec.shared.dropped.load(Ordering::Relaxed), 0);
         assert_eq!(rec.shared.rings().len(), 1, "one ring, reused");
+    }
+
+    /// Spans exited out of order overlap without nesting: the dump leaves the later one
+    /// out (Perfetto would drop it with an error) and counts it.
+    #[test]
+    fn overlapping_spans_are_left_out_and_counted() {
+        let config = Config {
+            budget_bytes: 1 << 20,
+            max_threads: 2,
+            process_name: Some("test".into()),
+            ..Config::default()
+        };
+        let (layer, rec) = layer(config).expect("layer");
+        let subscriber = tracing_subscriber::registry().with(layer);
+        tracing::subscriber::with_default(subscriber, || {
+            let a = tracing::trace_span!("a");
+            let b = tracing::trace_span!("b");
+            let tick = || std::thread::sleep(std::time::Duration::from_micros(5));
+            let ea = a.enter();
+            tick();
+            let eb = b.enter();
+            tick();
+            drop(ea); // `a` exits first: a = [t0, t2], b = [t1, t3], t0 < t1 < t2 < t3
+            tick();
+            drop(eb);
+        });
+        let window = rec.shared.snapshot(0, u64::MAX);
+        assert_eq!(window.threads[0].records.len(), 2);
+        let info = dump::Info {
+            pid: 7,
+            process_name: "test",
+            dropped: 0,
+            records_per_thread: rec.records_per_thread(),
+            budget_bytes: 1 << 20,
+        };
+        let mut buf = Vec::new();
+        let stats = dump::write_trace(&mut buf, &info, &window).expect("write");
+        assert_eq!((stats.events, stats.overlapping), (1, 1), "{stats:?}");
     }
 
     #[test]
