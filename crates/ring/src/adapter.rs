@@ -8,7 +8,7 @@ use crate::wait::WaitStrategy;
 use handoff::{ConfigError, Handoff, SendError, TryRecvError, TrySendError};
 use std::fmt;
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
+use std::mem::{self, MaybeUninit};
 use std::sync::Arc;
 
 /// The Disruptor ring as a [`Handoff`], with wait strategy `W`:
@@ -51,10 +51,13 @@ impl<T, W: WaitStrategy, S: Sequencer> Drop for Shared<T, W, S> {
         let next = self.core.gate(0);
         for s in next..next + self.core.size {
             if self.core.seq.is_published(s) {
-                // SAFETY: `&mut self`: no other thread can reach the ring. `s` is
-                // published and unread, so its slot holds an initialised `T` that nobody
-                // else will drop.
-                unsafe { self.core.with_slot_mut(s, |p| (*p).assume_init_drop()) };
+                // SAFETY: `&mut self`: no other thread can reach the ring.
+                let msg = unsafe {
+                    self.core.with_slot_mut(s, |m| mem::replace(m, MaybeUninit::uninit()))
+                };
+                // SAFETY: `s` is published and unread, so its slot held an initialised `T`
+                // that nobody else will drop.
+                drop(unsafe { msg.assume_init() });
             }
         }
     }
@@ -93,7 +96,10 @@ impl<T, W: WaitStrategy> fmt::Debug for RingSender<T, W> {
 
 impl<T, W: WaitStrategy> fmt::Debug for RingReceiver<T, W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RingReceiver").field("next", &self.next).field("avail", &self.avail).finish()
+        f.debug_struct("RingReceiver")
+            .field("next", &self.next)
+            .field("avail", &self.avail)
+            .finish()
     }
 }
 
@@ -147,7 +153,7 @@ fn send<T, W: WaitStrategy, S: Sequencer>(
     match S::claim(&sh.core, c, 1) {
         Ok(seq) => {
             // SAFETY: this handle claimed `seq` and has not published it.
-            unsafe { sh.core.with_slot_mut(seq, |p| (*p).write(msg)) };
+            unsafe { sh.core.with_slot_mut(seq, |m| *m = MaybeUninit::new(msg)) };
             S::publish(&sh.core, c, seq, 1);
             Ok(())
         }
@@ -164,7 +170,7 @@ fn try_send<T, W: WaitStrategy, S: Sequencer>(
     match S::try_claim(&sh.core, c, 1) {
         Ok(seq) => {
             // SAFETY: this handle claimed `seq` and has not published it.
-            unsafe { sh.core.with_slot_mut(seq, |p| (*p).write(msg)) };
+            unsafe { sh.core.with_slot_mut(seq, |m| *m = MaybeUninit::new(msg)) };
             S::publish(&sh.core, c, seq, 1);
             Ok(())
         }
@@ -226,9 +232,12 @@ impl<T, W: WaitStrategy> Drop for RingSender<T, W> {
 /// advances past it before the gate is released).
 #[inline(always)]
 unsafe fn take<T, W: WaitStrategy, S: Sequencer>(sh: &Shared<T, W, S>, seq: u64) -> T {
-    // SAFETY: by the caller's contract the slot holds an initialised `T` that no producer
-    // touches until the gate passes `seq`, and no one else reads it.
-    unsafe { sh.core.with_slot(seq, |p| (*p).assume_init_read()) }
+    // SAFETY: by the caller's contract `seq` is published and not released, and this is
+    // the only consumer: exclusive access.
+    let msg = unsafe { sh.core.with_slot_mut(seq, |m| mem::replace(m, MaybeUninit::uninit())) };
+    // SAFETY: a published, unread slot holds an initialised `T`, now moved out exactly
+    // once (the caller never reads `seq` again).
+    unsafe { msg.assume_init() }
 }
 
 /// Releases the consumed prefix on every exit, unwinding included, so a panicking

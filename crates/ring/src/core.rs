@@ -93,7 +93,12 @@ pub(crate) trait Sequencer: Sized + Send + Sync + fmt::Debug + 'static {
     ) -> Result<u64, TryClaimError>;
 
     /// Publishes `first..first + n`, which this handle claimed and wrote.
-    fn publish<E, W: WaitStrategy>(core: &Core<E, W, Self>, c: &mut Self::Claim, first: u64, n: u64);
+    fn publish<E, W: WaitStrategy>(
+        core: &Core<E, W, Self>,
+        c: &mut Self::Claim,
+        first: u64,
+        n: u64,
+    );
 
     /// The exclusive end of the run of published sequences starting at `next`.
     fn published_end(&self, next: u64) -> u64;
@@ -179,7 +184,12 @@ impl Sequencer for Single {
     }
 
     #[inline]
-    fn publish<E, W: WaitStrategy>(core: &Core<E, W, Self>, c: &mut SingleClaim, first: u64, n: u64) {
+    fn publish<E, W: WaitStrategy>(
+        core: &Core<E, W, Self>,
+        c: &mut SingleClaim,
+        first: u64,
+        n: u64,
+    ) {
         debug_assert_eq!(first, c.next);
         c.next = first + n;
         core.seq.cursor.store(c.next, Ordering::Release);
@@ -319,7 +329,12 @@ impl Sequencer for Multi {
     }
 
     #[inline]
-    fn publish<E, W: WaitStrategy>(core: &Core<E, W, Self>, _c: &mut MultiClaim, first: u64, n: u64) {
+    fn publish<E, W: WaitStrategy>(
+        core: &Core<E, W, Self>,
+        _c: &mut MultiClaim,
+        first: u64,
+        n: u64,
+    ) {
         let seq = &core.seq;
         for s in first..first + n {
             seq.slot(s).store(seq.lap(s), Ordering::Release);
@@ -430,10 +445,12 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
     ///
     /// # Safety
     /// The caller holds the claim of `seq` (claimed, not yet published), or is the only
-    /// thread with access to the ring (drop).
+    /// consumer and `seq` is published and not yet released, or has `&mut` to the ring.
     #[inline(always)]
-    pub(crate) unsafe fn with_slot_mut<R>(&self, seq: u64, f: impl FnOnce(*mut E) -> R) -> R {
-        self.cell(seq).with_mut(f)
+    pub(crate) unsafe fn with_slot_mut<R>(&self, seq: u64, f: impl FnOnce(&mut E) -> R) -> R {
+        // SAFETY: by the caller's contract nobody else accesses this slot until the caller
+        // publishes or releases it, so a unique reference is sound for `f`'s duration.
+        self.cell(seq).with_mut(|p| f(unsafe { &mut *p }))
     }
 
     /// Runs `f` on the slot of `seq` with shared access.
@@ -442,8 +459,10 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
     /// `seq` is published and the caller is a consumer whose gate is at most `seq`
     /// (it has not released the slot).
     #[inline(always)]
-    pub(crate) unsafe fn with_slot<R>(&self, seq: u64, f: impl FnOnce(*const E) -> R) -> R {
-        self.cell(seq).with(f)
+    pub(crate) unsafe fn with_slot<R>(&self, seq: u64, f: impl FnOnce(&E) -> R) -> R {
+        // SAFETY: published and not released: no producer writes the slot until every
+        // gate passes `seq`, so shared references (one per consumer) are sound.
+        self.cell(seq).with(|p| f(unsafe { &*p }))
     }
 
     #[inline]

@@ -52,9 +52,14 @@ impl fmt::Display for PublishError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PublishError::Full => f.write_str("ring is full"),
-            PublishError::Halted => f.write_str("the event processors are gone (halted or panicked)"),
+            PublishError::Halted => {
+                f.write_str("the event processors are gone (halted or panicked)")
+            }
             PublishError::BadBatch { n, size } => {
-                write!(f, "batch of {n} events is invalid for a ring of {size} slots: use 1..={size}")
+                write!(
+                    f,
+                    "batch of {n} events is invalid for a ring of {size} slots: use 1..={size}"
+                )
             }
         }
     }
@@ -209,7 +214,7 @@ where
                 at = s;
                 // SAFETY: `s` is published (below `end`) and this processor's gate is
                 // `next ≤ s` until `release` below, so no producer writes the slot now.
-                unsafe { core.with_slot(s, |e| handler(&*e, s, s + 1 == end)) };
+                unsafe { core.with_slot(s, |e| handler(e, s, s + 1 == end)) };
             }
         }
         processed += end - next;
@@ -374,7 +379,7 @@ impl<E, W: WaitStrategy, S: Sequencer> Handle<E, W, S> {
         for k in 0..n {
             // SAFETY: this handle claimed `first..first + n` and has not published it:
             // nobody else reads or writes these slots now.
-            unsafe { self.core.with_slot_mut(first + k, |e| f(&mut *e, k as usize)) };
+            unsafe { self.core.with_slot_mut(first + k, |e| f(e, k as usize)) };
         }
         first + n - 1
     }
@@ -393,7 +398,11 @@ impl<E, W: WaitStrategy, S: Sequencer> Handle<E, W, S> {
         Ok(self.write(seq, 1, |e, _| (f.take().expect("called once"))(e)))
     }
 
-    fn batch_publish<F: FnMut(&mut E, usize)>(&mut self, n: usize, f: F) -> Result<u64, PublishError> {
+    fn batch_publish<F: FnMut(&mut E, usize)>(
+        &mut self,
+        n: usize,
+        f: F,
+    ) -> Result<u64, PublishError> {
         let n = self.batch_ok(n)?;
         let first = S::claim(&self.core, &mut self.claim, n)?;
         Ok(self.write(first, n, f))

@@ -9,7 +9,9 @@
 //! (the consumer notifies it after each batch). Only [`Blocking`] does anything in
 //! `notify`; the others poll.
 
-use crate::loom::{fence, spin_loop, sleep_briefly, yield_now, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::loom::{
+    fence, sleep_briefly, spin_loop, yield_now, AtomicUsize, Condvar, Mutex, Ordering,
+};
 use std::fmt;
 use std::str::FromStr;
 

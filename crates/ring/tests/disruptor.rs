@@ -79,13 +79,15 @@ fn single_producer_in_order_all_strategies() {
     single_producer_in_order::<BusySpin>();
 }
 
+/// What a handler saw: (count, out of order).
+type Seen = Arc<Mutex<Option<(u64, u64)>>>;
+
 /// Four producers, two handlers: each handler sees every event once, per-producer FIFO.
 fn multi_producer_multicast<W: WaitStrategy>() {
     within(&format!("multi {:?}", W::KIND), watchdog_limit(), || {
         const P: usize = 4;
         let per = n_events() / P as u64;
-        let results: Vec<Arc<Mutex<Option<(u64, u64)>>>> =
-            (0..2).map(|_| Arc::new(Mutex::new(None))).collect();
+        let results: Vec<Seen> = (0..2).map(|_| Arc::new(Mutex::new(None))).collect();
         let mut b = Builder::<Ev, W>::new(ring_size(), Ev::default);
         for r in &results {
             let r = r.clone();

@@ -126,7 +126,8 @@ pub fn disruptor_crate(total: u64, producers: usize) -> Duration {
     let mut sink = Sink::new(total, tx);
     let handler = move |m: &Msg, _s: i64, _eob: bool| sink.take(m);
     if producers == 1 {
-        let p = build_single_producer(CAP, Msg::default, BusySpin).handle_events_with(handler).build();
+        let p =
+            build_single_producer(CAP, Msg::default, BusySpin).handle_events_with(handler).build();
         let mut p = Some(p);
         timed(total, 1, rx, |_| {
             let mut p = p.take().expect("one producer");
@@ -138,7 +139,8 @@ pub fn disruptor_crate(total: u64, producers: usize) -> Duration {
             })
         })
     } else {
-        let p0 = build_multi_producer(CAP, Msg::default, BusySpin).handle_events_with(handler).build();
+        let p0 =
+            build_multi_producer(CAP, Msg::default, BusySpin).handle_events_with(handler).build();
         timed(total, producers, rx, |id| {
             let mut p = p0.clone();
             Box::new(move |n| {
