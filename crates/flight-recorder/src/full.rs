@@ -13,7 +13,7 @@
 //!   with the arg `"unfinished": true`.
 //!
 //! Known limits (of tracing-chrome itself): every event allocates (about 9 allocations,
-//! ~690 B) and costs roughly 0.3–1.4 µs (NOTES.md) to ~3 µs (this crate's bench, writer
+//! ~690 B) and costs roughly 0.3–1.4 µs (NOTES.md) to 2–3 µs (this crate's bench, writer
 //! thread competing for the 2 cores); its queue to the writer thread is unbounded,
 //! so memory grows without limit under load; its sender and tid live in global
 //! thread-locals, so only one such layer may exist per process (a second mixes tids); the

@@ -27,8 +27,9 @@
 //!   span to the `consume` span with the same `flow` id when both are still recorded (a
 //!   consume pairs with the latest earlier publish of its id: ids repeat across runs). Tids
 //!   are numbered from 1 (Perfetto merges tid 0 with tid 1). Loss counts go in `otherData`.
-//!   Measured record path (`benches/bench_main.rs`, 2-core VM): ~120 ns an event, ~470 ns a
-//!   span (new, enter, exit, close, the registry's share included); tracing-chrome ~3 µs.
+//!   Measured record path (`benches/bench_main.rs`, shared 2-core VM, two runs): 107–120 ns
+//!   an event (a bare registry: 9–16 ns), 355–467 ns a span (new, enter, exit, close, the
+//!   registry's share included); tracing-chrome 2.1–3.1 µs an event.
 //!
 //! The lab's conventions (`handoff::trace`): events with target `lab::counter` become `C`
 //! tracks named by their `counter` field (value in `value`); events with target
@@ -38,8 +39,8 @@
 //! # Full capture ([`install_full`])
 //! Every span and event, streamed by `tracing-chrome` 0.7 to a file; [`FullGuard::finish`]
 //! then repairs what that crate leaves wrong for Perfetto (see [`full`]). Its limits: each
-//! event allocates (~9 allocations) and costs microseconds (~3 µs measured here with its
-//! writer thread competing for 2 cores), the queue to its writer thread is unbounded, and
+//! event allocates (~9 allocations) and costs microseconds (2.1–3.1 µs measured here with
+//! its writer thread competing for 2 cores), the queue to its writer thread is unbounded, and
 //! only one such layer may exist per process.
 //!
 //! Sources: JDK Flight Recorder (JEP 328); Chrome Trace Event Format (Google doc, 2016);
