@@ -173,11 +173,23 @@ fn install_signal_handlers() {
 /// The entry point of the `lab` binary; returns the exit code.
 pub fn main() -> i32 {
     let mut args: Vec<String> = std::env::args().collect();
-    const SUBCOMMANDS: &[&str] = &["list", "run", "env", "compare", "__cell", "help"];
+    const SUBCOMMANDS: &[&str] = &["list", "run", "env", "compare", "__cell", "__xcell", "help"];
     if let Some(first) = args.get(1) {
         if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
             args.insert(1, "run".to_string());
         }
+    }
+    // Seed 000/004's experiments have their own options and child protocol.
+    if args.get(1).map(String::as_str) == Some("__xcell") {
+        return crate::experiments::cell_main(args.get(2).map_or("", String::as_str));
+    }
+    if args.get(1).map(String::as_str) == Some("run")
+        && args.get(2).is_some_and(|n| crate::experiments::is_experiment(n))
+    {
+        return crate::experiments::run(&args).unwrap_or_else(|msg| {
+            errln!("lab: {msg}");
+            2
+        });
     }
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
@@ -225,8 +237,8 @@ pub fn main() -> i32 {
 
 fn list() {
     outln!("Experiments:");
-    for (name, desc) in EXPERIMENTS {
-        outln!("  {name:<18} {desc}");
+    for (name, desc) in EXPERIMENTS.iter().chain(crate::experiments::EXPERIMENTS) {
+        outln!("  {name:<24} {desc}");
     }
     outln!("\nVariants (--variants):");
     for v in variants::all() {
@@ -302,7 +314,12 @@ fn plan(r: &RunArgs) -> Result<Plan, UsageError> {
         return Err(format!(
             "unknown experiment '{}'; valid: {}",
             r.experiment,
-            EXPERIMENTS.iter().map(|e| e.0).collect::<Vec<_>>().join(", ")
+            EXPERIMENTS
+                .iter()
+                .chain(crate::experiments::EXPERIMENTS)
+                .map(|e| e.0)
+                .collect::<Vec<_>>()
+                .join(", ")
         )
         .into());
     }

@@ -249,6 +249,7 @@ fn run_histogram(sampling: bool) -> Histogram<u64> {
 struct Consumed {
     checker: Checker,
     hist: Histogram<u64>,
+    start: Instant,
     end: Instant,
     usage: ThreadUsage,
 }
@@ -264,7 +265,10 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
     let (txs, mut rx) = handoff
         .open::<Message<N>>(p)
         .map_err(|e| format!("{}: open({p}) failed: {e}", spec.variant))?;
-    let barrier = Arc::new(Barrier::new(p + 2));
+    // Producers and the consumer start together; the run's clock starts when the first of
+    // them leaves the barrier (the main thread may be descheduled at that moment).
+    let barrier = Arc::new(Barrier::new(p + 1));
+    let cpu0 = process_cpu_ms();
     let mut producers = Vec::with_capacity(p);
     for (i, mut tx) in txs.into_iter().enumerate() {
         let n = per[i];
@@ -273,6 +277,7 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
             .name(format!("producer-{i}"))
             .spawn(move || {
                 barrier.wait();
+                let start = Instant::now();
                 let mut failures = 0u64;
                 let mut countdown = 0u64;
                 for seq in 0..n {
@@ -301,7 +306,7 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
                     }
                 }
                 drop(tx);
-                (failures, thread_usage(&format!("producer-{i}")))
+                (start, failures, thread_usage(&format!("producer-{i}")))
             })
             .map_err(|e| format!("spawning producer-{i}: {e}"))?;
         producers.push(h);
@@ -314,6 +319,7 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
             let mut checker = Checker::new(p);
             let mut hist = run_histogram(sample_every > 0);
             cbarrier.wait();
+            let start = Instant::now();
             let mut observe = |m: Message<N>| {
                 checker.observe(&m);
                 if m.sampled != 0 {
@@ -360,21 +366,23 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
             }
             let end = Instant::now();
             drop(rx);
-            Consumed { checker, hist, end, usage: thread_usage("consumer") }
+            Consumed { checker, hist, start, end, usage: thread_usage("consumer") }
         })
         .map_err(|e| format!("spawning the consumer: {e}"))?;
 
-    let cpu0 = process_cpu_ms();
-    barrier.wait();
-    let t0 = Instant::now();
+    drop(barrier);
     let mut send_failures = 0;
     let mut threads = Vec::with_capacity(p + 1);
+    let mut starts = Vec::with_capacity(p + 1);
     for (i, h) in producers.into_iter().enumerate() {
-        let (f, usage) = h.join().map_err(|_| format!("producer-{i} panicked"))?;
+        let (start, f, usage) = h.join().map_err(|_| format!("producer-{i} panicked"))?;
         send_failures += f;
+        starts.push(start);
         threads.push(usage);
     }
     let consumed = consumer.join().map_err(|_| "the consumer panicked".to_string())?;
+    starts.push(consumed.start);
+    let t0 = starts.into_iter().min().expect("at least the consumer");
     let cpu1 = process_cpu_ms();
     threads.push(consumed.usage);
     let ms = consumed.end.duration_since(t0).as_secs_f64() * 1e3;

@@ -34,6 +34,7 @@
 pub mod cli;
 pub mod dhatfile;
 pub mod envinfo;
+pub mod experiments;
 pub mod faults;
 pub mod harness;
 pub mod parse;

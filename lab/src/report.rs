@@ -388,7 +388,7 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', "<br>")
 }
 
-fn md_table(t: &Table) -> String {
+pub fn md_table(t: &Table) -> String {
     let mut s = format!(
         "### {}\n\n| {} |\n|{}\n",
         t.title,
@@ -571,11 +571,11 @@ pub fn files(r: &Results) -> Vec<(String, String)> {
     v
 }
 
-fn html_escape(s: &str) -> String {
+pub fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-fn html_table(t: &Table) -> String {
+pub fn html_table(t: &Table) -> String {
     let mut s = format!("<h3>{}</h3>\n<table>\n<tr>", html_escape(&t.title));
     for h in &t.header {
         let _ = write!(s, "<th>{}</th>", html_escape(h));
