@@ -8,19 +8,19 @@
 //! struct Tick { price: u64 }
 //!
 //! let mut sum = 0u64;
-//! let (mut producer, processors) = Builder::<Tick, BusySpin>::new(1024, Tick::default)
+//! let (mut producer, processors) = Builder::<Tick, BusySpin>::new(64, Tick::default)
 //!     .handler(move |e: &Tick, _seq, end_of_batch| {
 //!         sum += e.price;
 //!         if end_of_batch { /* flush */ }
 //!     })
 //!     .build_single()
 //!     .expect("valid ring");
-//! for i in 0..10_000 {
+//! for i in 0..1_000 {
 //!     producer.publish(|e| e.price = i).expect("consumers alive");
 //! }
 //! drop(producer); // the processors drain everything published, then end
 //! let report = processors.join().expect("no handler panicked");
-//! assert_eq!(report.processed, vec![10_000]);
+//! assert_eq!(report.processed, vec![1_000]);
 //! ```
 
 use crate::core::{check_size, Core, Multi, Refused, Sequencer, Single, Stop, TryClaimError};

@@ -47,16 +47,18 @@ fn two_producers<W: WaitStrategy>(cap: usize, per: u64) {
 
 #[test]
 fn claim_publish_scan_busy_spin() {
-    // 3 messages through 2 slots: producers wait for room, publishes land out of order.
+    // Publishes land out of order; the consumer spins (each spin is a loom yield, so
+    // larger spinning models explode: the lapping cases use the blocking strategy).
     two_producers::<BusySpin>(2, 1);
-    two_producers::<BusySpin>(2, 2);
 }
 
 #[test]
 fn claim_publish_scan_blocking() {
     // Condvar waits on both sides: a lost wake-up shows up as a deadlock.
     two_producers::<Blocking>(2, 1);
+    // Producers wait for room and lap the ring.
     two_producers::<Blocking>(1, 1);
+    two_producers::<Blocking>(2, 2);
 }
 
 /// `try_send`'s compare-exchange claim racing a `send`'s `fetch_add`.
