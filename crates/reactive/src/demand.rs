@@ -13,6 +13,8 @@ use std::thread::{self, Thread};
 pub(crate) const CANCELLED: u8 = 1;
 /// `stop` bit: the subscriber called `request(0)`.
 pub(crate) const BAD_REQUEST: u8 = 2;
+/// Local `stop` bit of [`SourceDemand`]: a remote side exists (not a stop by itself).
+const DETACHED: u8 = 8;
 
 /// Spins (each a `spin_loop` hint, then a check) before a waiting thread parks. No
 /// `yield_now` phase: on this 2-core machine under load, yielding threads lost their core
@@ -55,17 +57,22 @@ impl SourceDemand {
         let _ = self.remote.set(r);
     }
 
-    /// True once the subscriber cancelled or sent `request(0)`.
+    /// True once the subscriber cancelled or sent `request(0)`. One `Cell` load on the
+    /// per-element path: `detach` sets [`DETACHED`] there, so the atomic is read only when
+    /// the subscription has a remote side.
     #[inline]
     pub(crate) fn stopped(&self) -> bool {
-        self.stop.get() != 0
-            || self.remote.get().is_some_and(|r| r.stop.load(Ordering::Acquire) != 0)
+        let local = self.stop.get();
+        local != 0
+            && (local & !DETACHED != 0
+                || self.remote.get().is_some_and(|r| r.stop.load(Ordering::Acquire) != 0))
     }
 
-    /// True when the source should report a `request(0)`.
+    /// The stop bits ([`CANCELLED`], [`BAD_REQUEST`]), local and remote.
     #[inline]
     fn stop_bits(&self) -> u8 {
-        self.stop.get() | self.remote.get().map_or(0, |r| r.stop.load(Ordering::Acquire))
+        (self.stop.get() & !DETACHED)
+            | self.remote.get().map_or(0, |r| r.stop.load(Ordering::Acquire))
     }
 
     /// Takes all the demand accumulated so far; waits for more if detached and there is
@@ -126,9 +133,10 @@ impl Subscription for SourceDemand {
         let r = self.remote.get_or_init(|| {
             let r = RemoteDemand::new();
             r.requested.store(self.requested.replace(0), Ordering::Relaxed);
-            r.stop.store(self.stop.get(), Ordering::Relaxed);
+            r.stop.store(self.stop.get() & !DETACHED, Ordering::Relaxed);
             Arc::new(r)
         });
+        self.stop.set(self.stop.get() | DETACHED);
         SharedSubscription::new(r.clone())
     }
 }
