@@ -62,6 +62,8 @@ enum Cmd {
         /// The newer results.json (or its folder).
         b: PathBuf,
     },
+    /// Serves a run folder to Perfetto's UI (127.0.0.1:9001) and prints how to open its files.
+    View(crate::view::ViewArgs),
     /// Runs one cell in this process and prints one JSON line (used by the parent).
     #[command(name = "__cell", hide = true)]
     Cell {
@@ -173,7 +175,8 @@ fn install_signal_handlers() {
 /// The entry point of the `lab` binary; returns the exit code.
 pub fn main() -> i32 {
     let mut args: Vec<String> = std::env::args().collect();
-    const SUBCOMMANDS: &[&str] = &["list", "run", "env", "compare", "__cell", "__xcell", "help"];
+    const SUBCOMMANDS: &[&str] =
+        &["list", "run", "env", "compare", "view", "__cell", "__xcell", "help"];
     if let Some(first) = args.get(1) {
         if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
             args.insert(1, "run".to_string());
@@ -223,6 +226,7 @@ pub fn main() -> i32 {
             Ok(0)
         }
         Cmd::Compare { a, b } => compare(&a, &b),
+        Cmd::View(v) => crate::view::run(v).map_err(UsageError),
         Cmd::Cell { spec } => Ok(cell(&spec)),
         Cmd::Run(r) => run(*r),
     };

@@ -44,3 +44,4 @@ pub mod results;
 pub mod stats;
 pub mod tracehook;
 pub mod variants;
+pub mod view;
