@@ -4,7 +4,9 @@
 
 #[cfg(not(loom))]
 mod imp {
-    pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+    pub(crate) use std::sync::atomic::{
+        fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+    };
     pub(crate) use std::sync::{Condvar, Mutex};
 
     /// `std::cell::UnsafeCell` with loom's closure-based access API.
@@ -54,7 +56,9 @@ mod imp {
 #[cfg(loom)]
 mod imp {
     pub(crate) use loom::cell::UnsafeCell;
-    pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+    pub(crate) use loom::sync::atomic::{
+        fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+    };
     pub(crate) use loom::sync::{Condvar, Mutex};
 
     /// Under loom every spin must yield, or the model never ends.
