@@ -17,7 +17,9 @@ mod common;
 mod heap_growth;
 mod latency;
 mod subscribe;
+pub mod trace_overhead;
 
+pub use backpressure::{seed_case, Outcome};
 pub use common::{XResults, XTable, XTarget};
 
 use clap::Parser;
@@ -49,6 +51,11 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "alloc-pooled-vs-unpooled",
         "seed 004: allocate + free 0..64Ki bytes, buffer_pool::Pool vs the global \
          allocator, ops/ms with JMH-style mean ± 99.9% CI",
+    ),
+    (
+        "trace-overhead",
+        "issue 8: what tracing costs a timed run: ring and locked at P=2 with the recorder \
+         off, flight and full, throughput against off; the timed children's allocator",
     ),
 ];
 
@@ -112,6 +119,7 @@ pub fn run(args: &[String]) -> Result<i32, String> {
         "backpressure-buffer" => backpressure::run(&opts),
         "heap-growth" => heap_growth::run(&opts),
         "alloc-pooled-vs-unpooled" => alloc::run(&opts),
+        "trace-overhead" => trace_overhead::run(&opts),
         other => Err(common::unknown(other)),
     }
 }
@@ -127,6 +135,7 @@ pub fn cell_main(spec_json: &str) -> i32 {
             "backpressure-buffer" => backpressure::cell(&spec),
             "heap-growth" => heap_growth::cell(&spec),
             "alloc-pooled-vs-unpooled" => alloc::cell(&spec),
+            "trace-overhead" => trace_overhead::cell(&spec),
             other => Err(common::unknown(other)),
         },
     };
