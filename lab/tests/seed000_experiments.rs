@@ -150,3 +150,36 @@ fn list_shows_every_experiment() {
         assert!(out.lines().any(|l| l.trim_start().starts_with(name) && l.len() > name.len() + 10), "{out}");
     }
 }
+
+#[test]
+fn heap_growth() {
+    let (r, dir, _) = run("heap-growth", &["--elements", "2048"]);
+    let rs = rows(&r);
+    assert_eq!(rs.len(), 5);
+    let verdict = |label: &str| {
+        let row = rs.iter().find(|x| x["variant"] == label).expect(label);
+        assert_eq!(row["status"], "ok", "{row}");
+        assert!(row["heap_2n"]["max_bytes"].as_u64().unwrap() > 0);
+        row["verdict"].as_str().unwrap().to_string()
+    };
+    assert_eq!(verdict("naive"), "grows");
+    assert_eq!(verdict("locked (unbounded)"), "grows");
+    assert_eq!(verdict("locked (bounded 1024)"), "flat");
+    assert_eq!(verdict("ring (1024)"), "flat");
+    assert_eq!(verdict("reactive (prefetch 1024)"), "flat");
+    let files: Vec<&str> = r["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert_eq!(files.iter().filter(|f| f.ends_with(".dhat-heap.json")).count(), 10, "{files:?}");
+    assert_eq!(files.iter().filter(|f| f.ends_with(".trace.json")).count(), 5, "{files:?}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("<svg"), "depth chart");
+}
+
+#[test]
+fn heap_growth_refuses_a_size_that_cannot_decide() {
+    let o = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(["run", "heap-growth", "--elements", "300"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("too small"));
+}

@@ -21,6 +21,9 @@ fn run() -> i32 {
     let Some(arg) = std::env::args().nth(1) else {
         return fail("usage: lab-heap <cell spec JSON>".to_string());
     };
+    if lab::experiments::is_spec(&arg) {
+        return lab::experiments::heap_cell_main(&arg);
+    }
     let spec: CellSpec = match serde_json::from_str(&arg) {
         Ok(s) => s,
         Err(e) => return fail(format!("bad cell spec: {e}")),

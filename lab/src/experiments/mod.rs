@@ -142,6 +142,14 @@ pub fn cell_main(spec_json: &str) -> i32 {
     common::print_child(out)
 }
 
+/// True when `json` is a cell spec of one of these experiments (for the `lab-heap` binary).
+pub fn is_spec(json: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| v["experiment"].as_str().map(is_experiment))
+        .unwrap_or(false)
+}
+
 /// The heap child, called by the `lab-heap` binary (global allocator `dhat::Alloc`) for a
 /// spec whose experiment is one of these: runs it and prints one JSON line.
 pub fn heap_cell_main(spec_json: &str) -> i32 {
