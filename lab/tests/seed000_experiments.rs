@@ -58,7 +58,8 @@ fn rows(r: &Value) -> &Vec<Value> {
 
 #[test]
 fn subscribe_overhead() {
-    let (r, _, stdout) = run("subscribe-overhead", &["--elements", "2000", "--runs", "2", "--warmup", "0"]);
+    let (r, _, stdout) =
+        run("subscribe-overhead", &["--elements", "2000", "--runs", "2", "--warmup", "0"]);
     let rs = rows(&r);
     assert_eq!(rs.len(), 3);
     for row in rs {
@@ -75,7 +76,8 @@ fn subscribe_overhead() {
 
 #[test]
 fn publish_on_latency() {
-    let (r, _, _) = run("publish-on-latency", &["--elements", "2000", "--runs", "1", "--warmup", "0"]);
+    let (r, _, _) =
+        run("publish-on-latency", &["--elements", "2000", "--runs", "1", "--warmup", "0"]);
     let rs = rows(&r);
     assert_eq!(rs.len(), 8, "4 variants × 2 modes");
     for row in rs {
@@ -137,7 +139,13 @@ fn bad_input_is_one_line_and_exit_2() {
     }
     let o = Command::new(env!("CARGO_BIN_EXE_lab")).args(["run", "nope"]).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    for name in ["subscribe-overhead", "publish-on-latency", "backpressure-buffer", "heap-growth", "alloc-pooled-vs-unpooled"] {
+    for name in [
+        "subscribe-overhead",
+        "publish-on-latency",
+        "backpressure-buffer",
+        "heap-growth",
+        "alloc-pooled-vs-unpooled",
+    ] {
         assert!(err.contains(name), "{err}");
     }
 }
@@ -146,8 +154,17 @@ fn bad_input_is_one_line_and_exit_2() {
 fn list_shows_every_experiment() {
     let o = Command::new(env!("CARGO_BIN_EXE_lab")).arg("list").output().unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    for name in ["subscribe-overhead", "publish-on-latency", "backpressure-buffer", "heap-growth", "alloc-pooled-vs-unpooled"] {
-        assert!(out.lines().any(|l| l.trim_start().starts_with(name) && l.len() > name.len() + 10), "{out}");
+    for name in [
+        "subscribe-overhead",
+        "publish-on-latency",
+        "backpressure-buffer",
+        "heap-growth",
+        "alloc-pooled-vs-unpooled",
+    ] {
+        assert!(
+            out.lines().any(|l| l.trim_start().starts_with(name) && l.len() > name.len() + 10),
+            "{out}"
+        );
     }
 }
 
@@ -167,7 +184,8 @@ fn heap_growth() {
     assert_eq!(verdict("locked (bounded 1024)"), "flat");
     assert_eq!(verdict("ring (1024)"), "flat");
     assert_eq!(verdict("reactive (prefetch 1024)"), "flat");
-    let files: Vec<&str> = r["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    let files: Vec<&str> =
+        r["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
     assert_eq!(files.iter().filter(|f| f.ends_with(".dhat-heap.json")).count(), 10, "{files:?}");
     assert_eq!(files.iter().filter(|f| f.ends_with(".trace.json")).count(), 5, "{files:?}");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();

@@ -63,7 +63,19 @@ pub fn run(o: &Opts) -> Result<i32, String> {
              ops, one process per row)",
             o.warmup, o.runs
         ),
-        &["Benchmark", "size", "Mode", "Cnt", "Score", "Error (99.9%)", "Units", "min", "max", "stdev", "pooled/unpooled"],
+        &[
+            "Benchmark",
+            "size",
+            "Mode",
+            "Cnt",
+            "Score",
+            "Error (99.9%)",
+            "Units",
+            "min",
+            "max",
+            "stdev",
+            "pooled/unpooled",
+        ],
     );
     t.note = Some(
         "Pooled buffers are reused without zeroing (as Netty's); unpooled ones are zeroed \

@@ -198,7 +198,9 @@ pub fn cell(spec: &XSpec) -> Result<Value, String> {
                     o.delivered, o.overflows, spec.elements, o.terminal
                 ));
             }
-            Ok(json!({"delivered": o.delivered, "overflows": o.overflows, "terminal": o.terminal, "elapsed_ms": ms}))
+            Ok(
+                json!({"delivered": o.delivered, "overflows": o.overflows, "terminal": o.terminal, "elapsed_ms": ms}),
+            )
         }
         k => Err(format!("kind '{k}'; valid: seed, grid")),
     })
@@ -243,7 +245,13 @@ pub fn run(o: &Opts) -> Result<i32, String> {
         ("publish-on-1", "error", 1),
     ];
     for (case, pol, want) in cases {
-        let s = spec(o, format!("{case}-{pol}"), SEED_N, json!({"kind": "seed", "case": case, "policy": pol}), None);
+        let s = spec(
+            o,
+            format!("{case}-{pol}"),
+            SEED_N,
+            json!({"kind": "seed", "case": case, "policy": pol}),
+            None,
+        );
         match common::run_child(&exe, "__xcell", &s, o.timeout) {
             Ok(v) => {
                 let got = v["overflows"].as_u64().unwrap_or(u64::MAX);
@@ -294,7 +302,8 @@ pub fn run(o: &Opts) -> Result<i32, String> {
         for &rate in RATES {
             k += 1;
             let w = format!("grid-c{cap}-r{rate}");
-            let s = spec(o, w.clone(), n, json!({"kind": "grid", "capacity": cap, "rate": rate}), None);
+            let s =
+                spec(o, w.clone(), n, json!({"kind": "grid", "capacity": cap, "rate": rate}), None);
             match common::run_child(&exe, "__xcell", &s, o.timeout) {
                 Ok(v) => {
                     let ov = v["overflows"].as_u64().unwrap_or(0);
@@ -319,13 +328,18 @@ pub fn run(o: &Opts) -> Result<i32, String> {
     let mut files = Vec::new();
     if o.trace {
         let traced = [
-            ("publish-on-1", json!({"kind": "seed", "case": "publish-on-1", "policy": "drop-latest"}), SEED_N),
+            (
+                "publish-on-1",
+                json!({"kind": "seed", "case": "publish-on-1", "policy": "drop-latest"}),
+                SEED_N,
+            ),
             ("grid-c10-r2", json!({"kind": "grid", "capacity": 10, "rate": 2.0}), n),
         ];
         for (name, params, elems) in traced {
             let file = format!("{name}.trace.json");
             let path = dir.join(&file);
-            let s = spec(o, format!("trace {name}"), elems, params, Some(path.display().to_string()));
+            let s =
+                spec(o, format!("trace {name}"), elems, params, Some(path.display().to_string()));
             match common::run_child(&exe, "__xcell", &s, o.timeout) {
                 Ok(v) if path.is_file() => {
                     files.push(file);

@@ -261,7 +261,8 @@ pub fn run(o: &Opts) -> Result<i32, String> {
             match common::run_child(&exe, "__xcell", &spec, o.timeout) {
                 Ok(v) if path.is_file() => {
                     files.push(file);
-                    notes.push(format!("trace {label}: {}", v["trace_note"].as_str().unwrap_or("")));
+                    notes
+                        .push(format!("trace {label}: {}", v["trace_note"].as_str().unwrap_or("")));
                     let pts: Vec<(f64, f64)> = v["series"]
                         .as_array()
                         .map(|a| {

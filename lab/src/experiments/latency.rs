@@ -150,8 +150,8 @@ pub fn cell(spec: &XSpec) -> Result<Value, String> {
     let mut all = hist();
     let mut per_run = Vec::new();
     for i in 0..spec.warmup + spec.runs {
-        let lat = one_run(variant, spec.elements, one)
-            .map_err(|e| format!("INVALID run {i}: {e}"))?;
+        let lat =
+            one_run(variant, spec.elements, one).map_err(|e| format!("INVALID run {i}: {e}"))?;
         if i < spec.warmup {
             continue;
         }
@@ -181,7 +181,17 @@ pub fn run(o: &Opts) -> Result<i32, String> {
              measured elements in one HDR histogram)",
             o.runs, o.warmup
         ),
-        &["variant", "demand", "p50", "p90", "p99", "p99.9", "max", "p50 per run (min–max)", "elements"],
+        &[
+            "variant",
+            "demand",
+            "p50",
+            "p90",
+            "p99",
+            "p99.9",
+            "max",
+            "p50 per run (min–max)",
+            "elements",
+        ],
     );
     t.note = Some(format!(
         "Bound {BOUND} everywhere it applies (publish_on prefetch, the locked queue's \
@@ -226,7 +236,12 @@ pub fn run(o: &Opts) -> Result<i32, String> {
                         format!("{:.1}–{:.1}", lo / 1e3, hi / 1e3),
                         a["count"].to_string(),
                     ]);
-                    common::progress(k, total, &spec.workload, &format!("p50 {} µs, p99 {} µs", us(&a["p50"]), us(&a["p99"])));
+                    common::progress(
+                        k,
+                        total,
+                        &spec.workload,
+                        &format!("p50 {} µs, p99 {} µs", us(&a["p50"]), us(&a["p99"])),
+                    );
                     if *v == "reactive" && *m == "one-by-one" {
                         one_reactive = Some(a.clone());
                     }

@@ -96,21 +96,8 @@ pub fn run(o: &Opts) -> Result<i32, String> {
                     .unwrap_or_default();
                 let runs = f64s(&v["runs_ns"]);
                 let per_op: Vec<f64> = runs.iter().map(|ns| ns / n as f64).collect();
-                let s = Summary::of(&per_op);
-                if !bad.is_empty() || s.is_none() {
-                    invalid = true;
-                    t.rows.push(vec![
-                        label.to_string(),
-                        unit.to_string(),
-                        format!("INVALID: {}", bad.join("; ")),
-                    ]);
-                    (
-                        json!({"workload": w, "status": "invalid", "errors": bad, "raw": v}),
-                        None,
-                        None,
-                    )
-                } else {
-                    let s = s.expect("checked");
+                let summary = Summary::of(&per_op).filter(|_| bad.is_empty());
+                if let Some(s) = summary {
                     let run_med = Summary::of(&runs).expect("non-empty").median;
                     let [mean, ci, _, _, sd] = jmh(&s, 3);
                     t.rows.push(vec![
@@ -137,6 +124,18 @@ pub fn run(o: &Opts) -> Result<i32, String> {
                                "expected_result": v["expected"]}),
                         Some(s.median),
                         Some(run_med),
+                    )
+                } else {
+                    invalid = true;
+                    t.rows.push(vec![
+                        label.to_string(),
+                        unit.to_string(),
+                        format!("INVALID: {}", bad.join("; ")),
+                    ]);
+                    (
+                        json!({"workload": w, "status": "invalid", "errors": bad, "raw": v}),
+                        None,
+                        None,
                     )
                 }
             }
