@@ -844,16 +844,25 @@ pub fn html(r: &Results) -> String {
         s.push_str("<li>No trace or heap files in this run.</li>\n");
     }
     for (label, path) in fs {
+        // Traces also get Perfetto's deep link, which works while `lab view` serves this folder.
+        let deep = match crate::view::kind(&path) {
+            crate::view::FileKind::Trace => format!(
+                " — <a href=\"{}\">open in Perfetto (via lab view)</a>",
+                html_escape(&crate::view::perfetto_link(crate::view::DEFAULT_PORT, &path))
+            ),
+            _ => String::new(),
+        };
         let _ = writeln!(
             s,
-            "<li><a href=\"{}\">{}</a> ({})</li>",
+            "<li><a href=\"{}\">{}</a> ({}){deep}</li>",
             html_escape(&path),
             html_escape(&label),
             html_escape(&path)
         );
     }
     s.push_str(
-        "</ul>\n<p class=\"note\">Traces open in Perfetto (ui.perfetto.dev, \"Open trace file\"); \
+        "</ul>\n<p class=\"note\">Traces open in Perfetto (ui.perfetto.dev, \"Open trace file\", \
+         or the deep links while `lab view` runs); \
          heap files in valgrind's dh_view.html (\"Load…\").</p>\n<h2>Method</h2>\n<ul>\n",
     );
     for l in method_lines(r) {
