@@ -596,7 +596,7 @@ mod tests {
         assert_eq!(resolve(&root, "/link.txt"), Err(Refusal::Forbidden));
         assert_eq!(resolve(&root, "/.hidden"), Err(Refusal::Forbidden));
         assert_eq!(resolve(&root, "/sub/inner.json"), Err(Refusal::Forbidden));
-        assert_eq!(resolve(&root, "/sub"), Err(Refusal::Forbidden));
+        assert_eq!(resolve(&root, "/sub"), Err(Refusal::NotFound));
         assert_eq!(resolve(&root, "/missing.json"), Err(Refusal::NotFound));
         assert_eq!(resolve(&root, "/%zz"), Err(Refusal::BadRequest));
         assert_eq!(resolve(&root, "/a%5cb"), Err(Refusal::BadRequest));
