@@ -224,7 +224,10 @@ pub fn run(o: &Opts) -> Result<i32, String> {
     let (dir, default) = common::run_dir(o)?;
     let exe = common::lab_exe()?;
     let tracing = if o.trace { "flight: a separate trace child per traced case" } else { "off" };
-    let env = common::environment(o, n, tracing, "off");
+    let mut env = common::environment(o, n, tracing, "off");
+    // Counts, not timings: one run per case (--runs and --warmup do not apply).
+    env.warmup_runs = 0;
+    env.measured_runs = 1;
     let mut rows = Vec::new();
     let mut invalid = false;
     let mut notes = Vec::new();

@@ -158,7 +158,10 @@ pub fn run(o: &Opts) -> Result<i32, String> {
     }
     let heap_bin = heap_binary()?;
     let tracing = if o.trace { "flight: a trace child per variant (N messages)" } else { "off" };
-    let env = common::environment(o, n, tracing, "dhat in lab-heap, at N and 2N messages");
+    let mut env = common::environment(o, n, tracing, "dhat in lab-heap, at N and 2N messages");
+    // Counts, not timings: one run per case (--runs and --warmup do not apply).
+    env.warmup_runs = 0;
+    env.measured_runs = 1;
     let work = WORK;
     let mut t = XTable::new(
         &format!(
