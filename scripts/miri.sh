@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Miri over the crates with unsafe code. Sizes shrink under cfg(miri) in the tests themselves.
+# Miri over the crates with unsafe code: each crate's unit tests plus the integration tests
+# that drive its unsafe paths, sized for CI (sizes shrink under cfg(miri) in the tests).
+# `bash scripts/miri.sh full` runs every test of those crates instead (about 15 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=target/miri
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}"
-cargo +nightly miri setup >/dev/null
-cargo +nightly miri test -p locked-queue
-cargo +nightly miri test -p ring
+cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
+miri() { echo "miri: $*"; cargo +nightly miri test "$@"; }
+if [ "${1:-}" = full ]; then
+  miri -p locked-queue -p ring -p reactive -p flight-recorder
+  exit 0
+fi
+miri -p locked-queue --lib
+miri -p locked-queue --test conformance -- fifo_no_loss_p2 close_delivers drops_each bounded_capacity
+miri -p ring --lib
+miri -p ring --test disruptor
+miri -p ring --test conformance -- blocking::
+miri -p reactive --lib
+miri -p flight-recorder --lib
