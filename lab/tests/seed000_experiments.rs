@@ -79,7 +79,7 @@ fn publish_on_latency() {
     let (r, _, _) =
         run("publish-on-latency", &["--elements", "2000", "--runs", "1", "--warmup", "0"]);
     let rs = rows(&r);
-    assert_eq!(rs.len(), 8, "4 variants × 2 modes");
+    assert_eq!(rs.len(), 10, "5 variants × 2 modes");
     for row in rs {
         assert_eq!(row["status"], "ok", "{row}");
         let l = &row["latency_ns"];
@@ -87,7 +87,7 @@ fn publish_on_latency() {
         let p = |k: &str| l[k].as_u64().unwrap();
         assert!(p("p50") <= p("p99") && p("p99") <= p("p999") && p("p999") <= p("max"));
     }
-    assert_eq!(r["targets"].as_array().unwrap().len(), 2);
+    assert_eq!(r["targets"].as_array().unwrap().len(), 4);
 }
 
 #[test]
