@@ -91,7 +91,14 @@ fn trace_overhead_reports_each_mode_against_off_on_the_system_allocator() {
     let flight: Vec<&Value> =
         targets.iter().filter(|t| t["what"].as_str().unwrap_or("").contains("flight")).collect();
     assert_eq!(flight.len(), 2, "a flight target per workload: {targets:?}");
-    assert!(flight.iter().all(|t| t["met"].is_boolean()), "decided: {flight:?}");
+    // Decided, or left undecided with the reason in the notes (this machine's noise).
+    let notes = r["notes"].to_string();
+    for t in &flight {
+        assert!(
+            t["met"].is_boolean() || (t["met"].is_null() && notes.contains("UNDECIDED")),
+            "{t}: {notes}"
+        );
+    }
     let alloc_target =
         targets.iter().find(|t| t["what"] == "global allocator of the timed children");
     assert_eq!(alloc_target.map(|t| &t["met"]), Some(&Value::Bool(true)), "{targets:?}");
