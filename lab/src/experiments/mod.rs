@@ -14,6 +14,7 @@
 mod alloc;
 mod backpressure;
 mod common;
+mod echo_server;
 mod heap_growth;
 mod latency;
 mod subscribe;
@@ -57,6 +58,11 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "issue 8: what tracing costs a timed run: ring and locked at P=2 with the recorder \
          off, flight and full, throughput against off; the timed children's allocator",
     ),
+    (
+        "echo-server",
+        "seed 003 / issue 7: ab -n 10000 -c 25 against the echo server per handoff \
+         variant (inline, locked, ring, reactive, naive) and nginx, side by side",
+    ),
 ];
 
 /// True when `name` is one of this module's experiments.
@@ -97,6 +103,9 @@ pub struct XArgs {
 /// `lab run <one of EXPERIMENTS> …`: `args` are the whole command line (`lab run name …`).
 /// Returns the exit code, or a usage error (one line; the caller prints it, exit 2).
 pub fn run(args: &[String]) -> Result<i32, String> {
+    if args.get(2).map(String::as_str) == Some("echo-server") {
+        return echo_server::run(args);
+    }
     let rest: Vec<String> =
         std::iter::once("lab run".to_string()).chain(args.iter().skip(2).cloned()).collect();
     let a = match XArgs::try_parse_from(&rest) {
@@ -136,6 +145,7 @@ pub fn cell_main(spec_json: &str) -> i32 {
             "heap-growth" => heap_growth::cell(&spec),
             "alloc-pooled-vs-unpooled" => alloc::cell(&spec),
             "trace-overhead" => trace_overhead::cell(&spec),
+            "echo-server" => echo_server::cell(&spec),
             other => Err(common::unknown(other)),
         },
     };
@@ -156,6 +166,7 @@ pub fn heap_cell_main(spec_json: &str) -> i32 {
     let out = match serde_json::from_str::<common::XSpec>(spec_json) {
         Err(e) => Err(format!("bad cell spec: {e}")),
         Ok(spec) if spec.experiment == "heap-growth" => heap_growth::heap_cell(&spec),
+        Ok(spec) if spec.experiment == "echo-server" => echo_server::heap_cell(&spec),
         Ok(spec) => Err(format!("no heap cell for experiment '{}'", spec.experiment)),
     };
     common::print_child(out)
