@@ -5,7 +5,7 @@
 //! `capacity() == None`) and `None` asks for the variant's default. [`conformance_tests!`]
 //! expands the whole suite into `#[test]` functions:
 //!
-//! ```ignore
+//! ```text
 //! handoff::conformance_tests!(|cap: Option<usize>| locked_queue::Locked::new(cap));
 //! ```
 //!
