@@ -4,26 +4,12 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+mod common;
+use common::{lab, text};
 
 fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("echo_server_e2e").join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("create out dir");
-    d
-}
-
-fn lab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lab")).args(args).output().expect("run lab")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    common::out_dir("echo_server_e2e", name)
 }
 
 #[test]

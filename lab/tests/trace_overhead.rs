@@ -3,31 +3,17 @@
 //! test binary runs on `dhat::Alloc` itself, so the probe is shown to tell the two apart.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+
+mod common;
+use common::{lab, text};
 
 // The probe's counter-example: a process whose global allocator is dhat's.
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
 fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace_overhead").join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("create out dir");
-    d
-}
-
-fn lab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lab")).args(args).output().expect("run lab")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    common::out_dir("trace_overhead", name)
 }
 
 #[test]

@@ -13,7 +13,10 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
+
+mod common;
+use common::{lab, text};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -50,23 +53,7 @@ fn require_setup() {
 }
 
 fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewers_e2e").join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("create out dir");
-    d
-}
-
-fn lab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lab")).args(args).output().expect("run lab")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    common::out_dir("viewers_e2e", name)
 }
 
 /// Runs the experiment small with `--trace <trace>`; returns the run folder and results.
