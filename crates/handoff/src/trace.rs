@@ -75,3 +75,54 @@ macro_rules! batch_span {
         $crate::trace::tracing::trace_span!("batch", size = ($size) as u64).entered()
     };
 }
+
+/// A minimal `tracing` subscriber that logs span names with their fields and events with
+/// their target and fields, one line each (`"span wait reason=full"`,
+/// `"event lab::counter counter=queue_depth value=3"`): for tests that check what a variant
+/// emits. Not for measuring: every call locks and formats.
+#[derive(Clone, Default, Debug)]
+pub struct TraceLog {
+    /// The lines logged so far.
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    next: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+struct LogFields(String);
+
+impl tracing::field::Visit for LogFields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={:?}", field.name(), value));
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.push_str(&format!(" {}={}", field.name(), value));
+    }
+}
+
+impl TraceLog {
+    /// Takes the lines logged so far, leaving the log empty.
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.log.lock().unwrap())
+    }
+}
+
+impl tracing::Subscriber for TraceLog {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, attrs: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut f = LogFields(format!("span {}", attrs.metadata().name()));
+        attrs.record(&mut f);
+        self.log.lock().unwrap().push(f.0);
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        tracing::span::Id::from_u64(id)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut f = LogFields(format!("event {}", event.metadata().target()));
+        event.record(&mut f);
+        self.log.lock().unwrap().push(f.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}

@@ -6,65 +6,11 @@ use handoff::{Consumer, Handoff, Producer};
 use naive_buffer::NaiveHandoff;
 use std::thread;
 
-/// A minimal `tracing` subscriber that records span names with their fields and events with
-/// their target and fields, for checking what a variant emits.
-mod recorder {
-    use std::fmt::Debug;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::{Arc, Mutex};
-    use tracing::field::{Field, Visit};
-    use tracing::span::{Attributes, Id, Record};
-    use tracing::{Event, Metadata, Subscriber};
-
-    /// `"span wait reason=full"`, `"event lab::counter counter=queue_depth value=3"`.
-    #[derive(Clone, Default)]
-    pub struct Recorder {
-        pub log: Arc<Mutex<Vec<String>>>,
-        next: Arc<AtomicU64>,
-    }
-
-    struct Fields(String);
-
-    impl Visit for Fields {
-        fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
-            self.0.push_str(&format!(" {}={:?}", field.name(), value));
-        }
-        fn record_str(&mut self, field: &Field, value: &str) {
-            self.0.push_str(&format!(" {}={}", field.name(), value));
-        }
-    }
-
-    impl Recorder {
-        pub fn take(&self) -> Vec<String> {
-            std::mem::take(&mut *self.log.lock().unwrap())
-        }
-    }
-
-    impl Subscriber for Recorder {
-        fn enabled(&self, _: &Metadata<'_>) -> bool {
-            true
-        }
-        fn new_span(&self, attrs: &Attributes<'_>) -> Id {
-            let mut f = Fields(format!("span {}", attrs.metadata().name()));
-            attrs.record(&mut f);
-            self.log.lock().unwrap().push(f.0);
-            Id::from_u64(self.next.fetch_add(1, Ordering::Relaxed) + 1)
-        }
-        fn record(&self, _: &Id, _: &Record<'_>) {}
-        fn record_follows_from(&self, _: &Id, _: &Id) {}
-        fn event(&self, event: &Event<'_>) {
-            let mut f = Fields(format!("event {}", event.metadata().target()));
-            event.record(&mut f);
-            self.log.lock().unwrap().push(f.0);
-        }
-        fn enter(&self, _: &Id) {}
-        fn exit(&self, _: &Id) {}
-    }
-}
+use handoff::trace::TraceLog;
 
 #[test]
 fn emits_depth_per_swap_batches_and_waits_only() {
-    let rec = recorder::Recorder::default();
+    let rec = TraceLog::default();
     tracing::subscriber::with_default(rec.clone(), || {
         let (mut txs, mut rx) = NaiveHandoff::new().open::<u32>(1).unwrap();
         let mut tx = txs.pop().unwrap();
