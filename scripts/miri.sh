@@ -18,4 +18,5 @@ miri -p ring --lib
 miri -p ring --test disruptor
 miri -p ring --test conformance -- blocking::
 miri -p reactive --lib
+miri -p reactive --test publish_on -- range_travels a_parked
 miri -p flight-recorder --lib

@@ -79,13 +79,19 @@ fn publish_on_latency() {
     let (r, _, _) =
         run("publish-on-latency", &["--elements", "2000", "--runs", "1", "--warmup", "0"]);
     let rs = rows(&r);
-    assert_eq!(rs.len(), 10, "5 variants × 2 modes");
+    assert_eq!(rs.len(), 12, "6 variants × 2 modes");
     for row in rs {
         assert_eq!(row["status"], "ok", "{row}");
         let l = &row["latency_ns"];
         assert_eq!(l["count"], 2000);
         let p = |k: &str| l[k].as_u64().unwrap();
         assert!(p("p50") <= p("p99") && p("p99") <= p("p999") && p("p999") <= p("max"));
+        // A range travels to the worker; from_iter and the handoffs always cross threads.
+        let crossed = row["crossed"].as_u64().unwrap();
+        match row["variant"].as_str().unwrap() {
+            "reactive" | "reactive-p1" => assert!(crossed < 2000, "{row}"),
+            _ => assert_eq!(crossed, 2000, "{row}"),
+        }
     }
     assert_eq!(r["targets"].as_array().unwrap().len(), 4);
 }

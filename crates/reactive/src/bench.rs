@@ -121,21 +121,41 @@ pub fn publish_on_sum(
     rx.recv_timeout(timeout).map_err(|_| Error::Timeout(timeout))?
 }
 
-/// Records, per element, the nanoseconds between the upstream's `map` (a [`handoff::now_ns`]
-/// stamp) and the downstream's `on_next` on the worker.
-struct Latencies {
-    lat: Vec<u64>,
-    one_by_one: bool,
-    tx: Option<mpsc::Sender<Result<Vec<u64>, Error>>>,
+/// A thread's identity for [`Latencies`]: the address of a thread-local (nonzero, unique
+/// among live threads).
+fn thread_token() -> usize {
+    thread_local! {
+        static TOKEN: u8 = const { 0 };
+    }
+    TOKEN.with(|t| t as *const u8 as usize)
 }
 
-impl Subscriber<(u64, u64)> for Latencies {
+/// What [`publish_on_latency`] measured.
+#[derive(Debug, Clone, Default)]
+pub struct LatencyRun {
+    /// Per element, in arrival order: nanoseconds from the `map` stamp to `on_next`.
+    pub lat: Vec<u64>,
+    /// Elements stamped on another thread than the one that received them (the rest were
+    /// produced by the worker itself: a `range` travels there with the worker's requests).
+    pub crossed: u64,
+}
+
+/// Records, per element, the nanoseconds between the upstream's `map` (a [`handoff::now_ns`]
+/// stamp) and the downstream's `on_next` on the worker, and whether it crossed threads.
+struct Latencies {
+    run: LatencyRun,
+    one_by_one: bool,
+    tx: Option<mpsc::Sender<Result<LatencyRun, Error>>>,
+}
+
+impl Subscriber<(u64, u64, usize)> for Latencies {
     fn on_subscribe<S: Subscription>(&mut self, s: &S) {
         s.request(if self.one_by_one { 1 } else { crate::UNBOUNDED })
     }
     #[inline]
-    fn on_next<S: Subscription>(&mut self, (stamp, _i): (u64, u64), s: &S) {
-        self.lat.push(handoff::now_ns().saturating_sub(stamp));
+    fn on_next<S: Subscription>(&mut self, (stamp, _i, by): (u64, u64, usize), s: &S) {
+        self.run.lat.push(handoff::now_ns().saturating_sub(stamp));
+        self.run.crossed += u64::from(by != thread_token());
         if self.one_by_one {
             s.request(1);
         }
@@ -147,9 +167,20 @@ impl Subscriber<(u64, u64)> for Latencies {
     }
     fn on_complete(&mut self) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Ok(std::mem::take(&mut self.lat)));
+            let _ = tx.send(Ok(std::mem::take(&mut self.run)));
         }
     }
+}
+
+/// The upstream of [`publish_on_latency`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencySource {
+    /// `Flux.range(0, n)`, as the seed: after the first prefetch it emits on the worker
+    /// (Reactor's request-driven emission), so most elements never cross threads.
+    Range,
+    /// `Flux.from_iter(0..n)`: stays on the subscribing thread, so every element crosses
+    /// to the worker (the cross-thread handoff through `publish_on`'s queue).
+    Iter,
 }
 
 /// The seed's latency test: `Flux.range(0, n).map(i -> stamp).publishOn(scheduler,
@@ -157,18 +188,28 @@ impl Subscriber<(u64, u64)> for Latencies {
 /// order). With `one_by_one` the subscriber requests 1 at a time (the seed's "idle
 /// latency" variant: no queue builds up); otherwise unbounded (up to `prefetch` queue).
 pub fn publish_on_latency(
+    source: LatencySource,
     n: u64,
     scheduler: &Scheduler,
     prefetch: usize,
     one_by_one: bool,
     timeout: Duration,
-) -> Result<Vec<u64>, Error> {
+) -> Result<LatencyRun, Error> {
     let (tx, rx) = mpsc::channel();
-    let sub = Latencies { lat: Vec::with_capacity(n as usize), one_by_one, tx: Some(tx) };
-    Flux::range(0, n)
-        .map(|i| (handoff::now_ns(), i))
-        .publish_on(scheduler, prefetch)
-        .subscribe(sub);
+    let sub = Latencies {
+        run: LatencyRun { lat: Vec::with_capacity(n as usize), crossed: 0 },
+        one_by_one,
+        tx: Some(tx),
+    };
+    let stamp = |i| (handoff::now_ns(), i, thread_token());
+    match source {
+        LatencySource::Range => {
+            Flux::range(0, n).map(stamp).publish_on(scheduler, prefetch).subscribe(sub)
+        }
+        LatencySource::Iter => {
+            Flux::from_iter(0..n).map(stamp).publish_on(scheduler, prefetch).subscribe(sub)
+        }
+    }
     rx.recv_timeout(timeout).map_err(|_| Error::Timeout(timeout))?
 }
 

@@ -1,12 +1,22 @@
 //! Demand bookkeeping of the synchronous sources: on the emitting thread's stack while the
 //! subscription is only lent ([`SourceDemand`]), in an `Arc` of atomics once detached
 //! ([`RemoteDemand`]).
+//!
+//! A detached source that runs out of demand either waits for more on its thread
+//! ([`SourceDemand::claim`]) or, if it can travel (`Range`), parks its state in the
+//! remote side's emitter slot ([`RemoteDemand::hand_over`]) and returns; the next
+//! `request` then takes the emitter and emits on the requesting thread, as Reactor's
+//! `FluxRange` does. The slot is an `AtomicPtr` taken by swap, so whoever holds the
+//! emitter is its only user; a Dekker handshake (the requester adds demand, then swaps
+//! the slot; the emitter puts itself back, then re-reads demand, both `SeqCst`) makes sure
+//! demand that arrives while the emitter is being parked is never stranded.
 
 use crate::{add_cap, RemoteSubscription, SharedSubscription, Subscription, UNBOUNDED};
 use crossbeam_utils::CachePadded;
 use std::cell::{Cell, OnceCell};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::{self, Thread};
 
 /// `stop` bit: the subscriber cancelled.
@@ -75,6 +85,33 @@ impl SourceDemand {
             | self.remote.get().map_or(0, |r| r.stop.load(Ordering::Acquire))
     }
 
+    /// The detached side, if any.
+    #[inline]
+    pub(crate) fn remote(&self) -> Option<&Arc<RemoteDemand>> {
+        self.remote.get()
+    }
+
+    /// Takes all the demand accumulated so far without waiting: [`Claim::Idle`] when there
+    /// is none (detached or not).
+    #[inline]
+    pub(crate) fn try_claim(&self) -> Claim {
+        let stop = self.stop_bits();
+        if stop & BAD_REQUEST != 0 {
+            return Claim::BadRequest;
+        }
+        if stop & CANCELLED != 0 {
+            return Claim::Cancelled;
+        }
+        let local = self.requested.replace(0);
+        if local > 0 {
+            return Claim::Credit(local);
+        }
+        match self.remote.get().map(|r| r.requested.swap(0, Ordering::AcqRel)) {
+            Some(n) if n > 0 => Claim::Credit(n),
+            _ => Claim::Idle,
+        }
+    }
+
     /// Takes all the demand accumulated so far; waits for more if detached and there is
     /// none (backpressure on the emitting thread).
     #[inline]
@@ -131,28 +168,170 @@ impl Subscription for SourceDemand {
 
     fn detach(&self) -> SharedSubscription {
         let r = self.remote.get_or_init(|| {
-            let r = RemoteDemand::new();
-            r.requested.store(self.requested.replace(0), Ordering::Relaxed);
-            r.stop.store(self.stop.get() & !DETACHED, Ordering::Relaxed);
-            Arc::new(r)
+            RemoteDemand::new_arc(self.requested.replace(0), self.stop.get() & !DETACHED)
         });
         self.stop.set(self.stop.get() | DETACHED);
         SharedSubscription::new(r.clone())
     }
 }
 
-/// A detached source's demand: atomics, plus the parked emitter to wake.
-#[derive(Debug, Default)]
+/// A source's state that can move to whichever thread requests next (see the module docs).
+pub(crate) trait Emitter: Send {
+    /// Emits within the demand of `r` (claimed with [`RemoteDemand::claim`]), lending `s`
+    /// with each signal. Returns `true` when the stream is over (terminal signal sent, or
+    /// cancelled): the emitter is then dropped; `false` when demand ran out.
+    fn emit(&mut self, r: &RemoteDemand, s: &Lent<'_>) -> bool;
+}
+
+/// The parked emitter (a thin pointer to the boxed trait object).
+type Parked = Box<dyn Emitter>;
+
+/// A detached source's demand: atomics, the parked thread to wake (waiting sources), or
+/// the parked emitter to run (travelling sources).
+#[derive(Debug)]
 pub(crate) struct RemoteDemand {
     requested: CachePadded<AtomicU64>,
     stop: AtomicU8,
     parked: AtomicBool,
     waiter: Mutex<Option<Thread>>,
+    /// The parked emitter, or null (none yet, already taken, or the stream is over).
+    emitter: AtomicPtr<Parked>,
+    /// This side's own handle, for subscriptions lent by a running emitter to detach
+    /// through (weak: the parked emitter must not keep its own slot alive).
+    me: Weak<RemoteDemand>,
+}
+
+impl Drop for RemoteDemand {
+    fn drop(&mut self) {
+        let p = *self.emitter.get_mut();
+        if !p.is_null() {
+            // SAFETY: a non-null slot holds a pointer from `Box::into_raw` in `hand_over`
+            // that nobody took; `&mut self` means nobody can take it now.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
+
+/// The subscription lent by a travelling emitter with each signal: demand goes to the
+/// remote side (the running emitter reads it on its next claim).
+pub(crate) struct Lent<'a> {
+    r: &'a RemoteDemand,
+}
+
+impl Subscription for Lent<'_> {
+    #[inline]
+    fn request(&self, n: u64) {
+        // No `drive`: the emitter is running (it is on this very call stack).
+        self.r.add(n);
+    }
+    #[inline]
+    fn cancel(&self) {
+        self.r.stop.fetch_or(CANCELLED, Ordering::SeqCst);
+    }
+    fn detach(&self) -> SharedSubscription {
+        match self.r.me.upgrade() {
+            Some(r) => SharedSubscription::new(r),
+            None => SharedSubscription::inert(),
+        }
+    }
 }
 
 impl RemoteDemand {
-    pub(crate) fn new() -> Self {
-        RemoteDemand::default()
+    /// A remote side holding `requested` demand and `stop` bits already.
+    pub(crate) fn new_arc(requested: u64, stop: u8) -> Arc<Self> {
+        Arc::new_cyclic(|me| RemoteDemand {
+            requested: CachePadded::new(AtomicU64::new(requested)),
+            stop: AtomicU8::new(stop),
+            parked: AtomicBool::new(false),
+            waiter: Mutex::new(None),
+            emitter: AtomicPtr::new(ptr::null_mut()),
+            me: me.clone(),
+        })
+    }
+
+    /// Takes all the demand so far: `Credit`, a stop, or `Idle` (none).
+    #[inline]
+    pub(crate) fn claim(&self) -> Claim {
+        let stop = self.stop.load(Ordering::Acquire);
+        if stop & BAD_REQUEST != 0 {
+            Claim::BadRequest
+        } else if stop & CANCELLED != 0 {
+            Claim::Cancelled
+        } else {
+            match self.requested.swap(0, Ordering::AcqRel) {
+                0 => Claim::Idle,
+                n => Claim::Credit(n),
+            }
+        }
+    }
+
+    /// True once cancelled or `request(0)` arrived.
+    #[inline]
+    pub(crate) fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Acquire) != 0
+    }
+
+    /// Parks `e`, the state of a source that ran out of demand, for the next requester to
+    /// run; if demand arrived meanwhile, runs it here.
+    pub(crate) fn hand_over(&self, e: Parked) {
+        let p = Box::into_raw(Box::new(e));
+        // Dekker with `drive`: publish the emitter, then re-read the news.
+        self.emitter.store(p, Ordering::SeqCst);
+        if self.has_news() {
+            self.drive();
+        }
+    }
+
+    /// Runs the parked emitter here if there is one and nobody else holds it, until demand
+    /// runs out again (then parks it back) or the stream ends (then drops it).
+    fn drive(&self) {
+        loop {
+            let p = self.emitter.swap(ptr::null_mut(), Ordering::SeqCst);
+            if p.is_null() {
+                return; // none parked, or another thread is running it
+            }
+            // SAFETY: `p` came from `Box::into_raw` in `hand_over` or below, and the swap
+            // made this thread its only holder.
+            let mut e = unsafe { Box::from_raw(p) };
+            if e.emit(self, &Lent { r: self }) {
+                return; // over: dropped here
+            }
+            self.emitter.store(Box::into_raw(e), Ordering::SeqCst);
+            // Demand that arrived after `emit`'s last claim found the slot empty and left:
+            // take the emitter back for it.
+            if !self.has_news() {
+                return;
+            }
+        }
+    }
+
+    /// Adds `n` to the demand (`n > 0`), saturating.
+    #[inline]
+    fn add(&self, n: u64) {
+        if n == 0 {
+            self.stop.fetch_or(BAD_REQUEST, Ordering::SeqCst);
+            return;
+        }
+        let mut cur = self.requested.load(Ordering::Relaxed);
+        while cur != UNBOUNDED {
+            match self.requested.compare_exchange_weak(
+                cur,
+                add_cap(cur, n),
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(c) => cur = c,
+            }
+        }
+    }
+
+    /// A requester's side of the handshake: runs a parked emitter, if any.
+    #[inline]
+    fn after_news(&self) {
+        if !self.emitter.load(Ordering::SeqCst).is_null() {
+            self.drive();
+        }
     }
 
     /// The stop bits ([`CANCELLED`], [`BAD_REQUEST`]).
@@ -200,30 +379,14 @@ impl RemoteDemand {
 
 impl RemoteSubscription for RemoteDemand {
     fn request(&self, n: u64) {
-        if n == 0 {
-            self.stop.fetch_or(BAD_REQUEST, Ordering::SeqCst);
-        } else {
-            let mut cur = self.requested.load(Ordering::Relaxed);
-            loop {
-                if cur == UNBOUNDED {
-                    break;
-                }
-                match self.requested.compare_exchange_weak(
-                    cur,
-                    add_cap(cur, n),
-                    Ordering::SeqCst,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => break,
-                    Err(c) => cur = c,
-                }
-            }
-        }
+        self.add(n);
         self.wake();
+        self.after_news();
     }
 
     fn cancel(&self) {
         self.stop.fetch_or(CANCELLED, Ordering::SeqCst);
         self.wake();
+        self.after_news(); // the emitter sees the stop and drops the subscriber (§3.13)
     }
 }

@@ -30,10 +30,13 @@
 //! instructions. A subscriber that must call the subscription outside a signal (later, or
 //! from another thread: `publish_on`'s worker replenishing, a test holding a handle) calls
 //! [`Subscription::detach`] once and keeps the returned [`SharedSubscription`]; the source
-//! then moves its demand into an `Arc` of atomics. A detached synchronous source with no
-//! demand *waits* (spin, then park) on its emitting thread until demand or cancel arrives,
-//! where Reactor would return and resume emission on the requesting thread: emission stays
-//! on the subscribing thread.
+//! then moves its demand into an `Arc` of atomics. When a detached `range` runs out of
+//! demand it parks the rest of itself there and returns; the next `request` emits on the
+//! requesting thread, as Reactor's `FluxRange` does. Behind `publish_on` that thread is the
+//! worker: after the first prefetch, the worker's replenish request produces each batch
+//! itself and no element crosses threads (`range → publish_on(single) → sum` runs at
+//! single-thread speed, as on the JVM). The other synchronous sources (`from_iter`, `just`,
+//! the hand-written publisher) *wait* (spin, then park) on their emitting thread instead.
 //!
 //! Operator chains are generic and monomorphised (`Map<Filter<Range, F>, G>`, like iterator
 //! adapters); no boxing and no `Arc` per element. Dynamic dispatch is used in exactly two
@@ -55,8 +58,9 @@
 //!   returns a `ConfigError`. Nothing panics or hangs on them.
 //!
 //! # Deviations from Reactor, and why
-//! * Emission stays on the subscribing thread (see above): a detached synchronous source
-//!   waits for demand instead of resuming on the requester's thread.
+//! * Only `range` resumes on the requesting thread (see above); `from_iter` (whose
+//!   iterator need not be `Send`), `just` and the hand-written publisher wait for demand on
+//!   their subscribing thread.
 //! * The handoff's `try_send` asks for an early replenish when it finds no demand
 //!   ([`handoff_adapter`] explains: the shared suite requires room after one receive).
 //! * `publish_on` signals elements without a WIP increment each (a fence and a read of

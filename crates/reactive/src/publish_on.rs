@@ -9,8 +9,9 @@
 //! has seen from WIP and loops while work arrived meanwhile. Requests, cancel and terminal
 //! signals bump WIP with an RMW as in Reactor; elements do not (that RMW per element on a
 //! line the worker polls was the bottleneck): the pusher fences and reads WIP, and a
-//! draining worker re-checks the queue after its final decrement (a Dekker handshake). Errors are delayed until the
-//! queued elements are delivered (Reactor's default for `publishOn`); `request(0)`,
+//! draining worker re-checks the queue after its final decrement (a Dekker handshake); an
+//! upstream emitting from inside the drain's own replenish request (a travelling `range`)
+//! skips even the fence ([`thread_token`]). Errors are delayed until the queued elements are delivered (Reactor's default for `publishOn`); `request(0)`,
 //! cancel and a rejected schedule cut ahead.
 
 use crate::demand::{BAD_REQUEST, CANCELLED};
@@ -31,6 +32,17 @@ const DONE: u8 = 4;
 const REJECTED: u8 = 8;
 /// How many times (8 spin hints each) a worker re-checks an empty queue before it leaves.
 const LINGER_CHECKS: u32 = 16;
+
+thread_local! {
+    static TOKEN: u8 = const { 0 };
+}
+
+/// A nonzero number unique to the calling thread while it lives (its thread-local's
+/// address).
+#[inline]
+fn thread_token() -> usize {
+    TOKEN.with(|t| t as *const u8 as usize)
+}
 
 /// The `publish_on` / `limit_rate` publisher.
 #[derive(Debug, Clone)]
@@ -73,6 +85,7 @@ where
             wip: CachePadded::new(AtomicUsize::new(1)), // held by the subscribing thread
             requested: CachePadded::new(AtomicU64::new(0)),
             flags: AtomicU8::new(0),
+            drainer: AtomicUsize::new(0),
             error: Mutex::new(None),
             upstream: OnceLock::new(),
             worker: self.scheduler.worker(),
@@ -98,6 +111,10 @@ struct State<T, S> {
     /// Total downstream demand so far (saturating; `UNBOUNDED` = no limit).
     requested: CachePadded<AtomicU64>,
     flags: AtomicU8,
+    /// [`thread_token`] of the thread draining now, 0 when none: an upstream that emits
+    /// from inside the drain (a `range` driven by the drain's own replenish request) can
+    /// skip the fence, since the drain re-reads the queue after that request returns.
+    drainer: AtomicUsize,
     error: Mutex<Option<Error>>,
     upstream: OnceLock<SharedSubscription>,
     worker: Worker,
@@ -176,7 +193,9 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> State<T, S> {
     /// The drain loop; the caller holds WIP.
     fn drain(self: &Arc<Self>) {
         let mut missed = 1;
+        let token = thread_token();
         loop {
+            self.drainer.store(token, Ordering::Relaxed);
             // SAFETY: we hold WIP (see `unsafe impl Sync`), so no one else touches `drain`.
             let ds = unsafe { &mut *self.drain.get() };
             self.pass(ds);
@@ -186,6 +205,7 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> State<T, S> {
             }
             let w = self.wip.load(Ordering::Acquire);
             if w == missed {
+                self.drainer.store(0, Ordering::Relaxed);
                 missed = self.wip.fetch_sub(missed, Ordering::SeqCst) - missed;
                 if missed == 0 {
                     // Dekker with `Inner::on_next` (push; fence; read WIP): either it saw
@@ -386,6 +406,12 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> Subscriber<T> for Inn
                 Some(Error::QueueFull { prefetch: self.state.prefetch });
             self.state.flags.fetch_or(DONE, Ordering::SeqCst);
             return self.state.try_schedule();
+        }
+        // Emitting from inside this pipeline's own drain (on the drain's thread): the drain
+        // goes on popping after the request that led here returns. Only this thread
+        // stores its token, so reading it back means it is still set (coherence).
+        if self.state.drainer.load(Ordering::Relaxed) == thread_token() {
+            return;
         }
         // No RMW per element: the drain's exit re-checks the queue after a SeqCst fence
         // (see `State::drain`), so a fence here and a plain read of WIP are enough to

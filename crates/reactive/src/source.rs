@@ -1,7 +1,8 @@
 //! Synchronous sources: `range`, `from_iter`, `just`, and the seed's hand-written
-//! single-value publisher. Each emits on the subscribing thread, within its demand.
+//! single-value publisher. Each emits on the subscribing thread, within its demand; a
+//! detached `range` that runs out of demand continues on the thread that requests next.
 
-use crate::demand::{Claim, RemoteDemand, SourceDemand, BAD_REQUEST, CANCELLED};
+use crate::demand::{Claim, Emitter, Lent, RemoteDemand, SourceDemand, BAD_REQUEST, CANCELLED};
 use crate::{
     Error, Publisher, RemoteSubscription, SharedSubscription, Subscriber, Subscription, UNBOUNDED,
 };
@@ -50,6 +51,10 @@ impl Range {
 impl Publisher for Range {
     type Item = u64;
 
+    /// Emits on this thread while there is demand. A detached subscription that runs out
+    /// of demand gets the rest of the range parked in its remote side: the next `request`
+    /// emits on the requesting thread (Reactor's `FluxRange`), so behind `publish_on` the
+    /// worker's replenishing `request` produces the next batch itself.
     #[inline]
     fn subscribe<S: Subscriber<u64> + Send + 'static>(self, mut s: S) {
         let d = SourceDemand::new();
@@ -60,18 +65,9 @@ impl Publisher for Range {
                 finish(&d, &mut s);
                 return;
             }
-            match d.claim() {
-                Claim::Credit(UNBOUNDED) => {
-                    while i != end {
-                        s.on_next(i, &d);
-                        i += 1;
-                        if d.stopped() {
-                            break;
-                        }
-                    }
-                }
+            match d.try_claim() {
                 Claim::Credit(c) => {
-                    let stop_at = i + c.min(end - i);
+                    let stop_at = if c == UNBOUNDED { end } else { i + c.min(end - i) };
                     while i != stop_at {
                         s.on_next(i, &d);
                         i += 1;
@@ -80,8 +76,56 @@ impl Publisher for Range {
                         }
                     }
                 }
-                Claim::Cancelled | Claim::Idle => return,
+                Claim::Cancelled => return,
                 Claim::BadRequest => return s.on_error(Error::NonPositiveRequest),
+                Claim::Idle => {
+                    if let Some(r) = d.remote() {
+                        r.hand_over(Box::new(RangeEmitter { i, end, s }));
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The rest of a [`Range`], parked for whichever thread requests next.
+struct RangeEmitter<S> {
+    i: u64,
+    end: u64,
+    s: S,
+}
+
+impl<S: Subscriber<u64> + Send> Emitter for RangeEmitter<S> {
+    fn emit(&mut self, r: &RemoteDemand, lent: &Lent<'_>) -> bool {
+        loop {
+            let claim = r.claim();
+            if self.i == self.end {
+                match claim {
+                    Claim::BadRequest => self.s.on_error(Error::NonPositiveRequest),
+                    Claim::Cancelled => {}
+                    Claim::Credit(_) | Claim::Idle => self.s.on_complete(),
+                }
+                return true;
+            }
+            match claim {
+                Claim::Credit(c) => {
+                    let stop_at =
+                        if c == UNBOUNDED { self.end } else { self.i + c.min(self.end - self.i) };
+                    while self.i != stop_at {
+                        self.s.on_next(self.i, lent);
+                        self.i += 1;
+                        if r.stopped() {
+                            break;
+                        }
+                    }
+                }
+                Claim::Cancelled => return true,
+                Claim::BadRequest => {
+                    self.s.on_error(Error::NonPositiveRequest);
+                    return true;
+                }
+                Claim::Idle => return false,
             }
         }
     }
@@ -199,7 +243,7 @@ impl Subscription for SingleSubscription {
         }
     }
     fn detach(&self) -> SharedSubscription {
-        SharedSubscription::new(self.remote.get_or_init(|| Arc::new(RemoteDemand::new())).clone())
+        SharedSubscription::new(self.remote.get_or_init(|| RemoteDemand::new_arc(0, 0)).clone())
     }
 }
 

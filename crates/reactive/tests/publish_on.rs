@@ -225,7 +225,8 @@ fn no_lost_wakeup_when_the_upstream_pauses_between_bursts() {
 fn no_lost_wakeup_in_lockstep() {
     // The upstream emits element i only after element i-1 reached the subscriber, after a
     // pseudo-random pause: every element crosses the worker's idle transition at a
-    // different moment. A lost wake-up strands an element: the lockstep stalls (counted),
+    // different moment. The source is `from_iter`, which stays on the subscribing thread
+    // (a `range` would travel to the worker with its demand and wait there on itself). A lost wake-up strands an element: the lockstep stalls (counted),
     // or with a small prefetch the source waits for demand forever (the watchdog fails the
     // test). Planting the fault (dropping the drain's exit re-check) made 3 of 6 runs fail.
     use std::sync::atomic::AtomicU64;
@@ -239,7 +240,7 @@ fn no_lost_wakeup_in_lockstep() {
             let stalls = Arc::new(AtomicU64::new(0));
             let (d, st) = (delivered.clone(), stalls.clone());
             let mut x = 0x9E37_79B9_7F4A_7C15u64;
-            let flux = Flux::range(0, n).map(move |i| {
+            let flux = Flux::from_iter(0..n).map(move |i| {
                 let deadline = std::time::Instant::now() + Duration::from_secs(2);
                 // After one stall, stop waiting: the test fails below, quickly.
                 while d.load(Ordering::Acquire) < i && st.load(Ordering::Relaxed) == 0 {
@@ -272,4 +273,95 @@ fn no_lost_wakeup_in_lockstep() {
         assert_eq!(delivered, n, "prefetch {prefetch}");
         assert_eq!(stalls, 0, "prefetch {prefetch}: lost wake-ups");
     }
+}
+
+#[test]
+fn range_travels_to_the_worker_with_its_demand() {
+    // Reactor's FluxRange emits on the thread that requests: behind publish_on, the first
+    // prefetch is emitted on the subscribing thread, every replenish batch on the worker.
+    use std::thread::ThreadId;
+    let n: u64 = if cfg!(miri) { 40 } else { 10_000 };
+    let prefetch = 8;
+    let single = Scheduler::single();
+    let made_on: Arc<Mutex<Vec<ThreadId>>> = Arc::default();
+    let log = made_on.clone();
+    let got_on: Arc<Mutex<Vec<(u64, ThreadId)>>> = Arc::default();
+    let got = got_on.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    Flux::range(0, n)
+        .map(move |i| {
+            log.lock().unwrap().push(thread::current().id());
+            i
+        })
+        .publish_on(&single, prefetch)
+        .subscribe(reactive::ForEach::new(
+            move |v: u64| got.lock().unwrap().push((v, thread::current().id())),
+            move |r| tx.send(r).unwrap(),
+        ));
+    assert_eq!(rx.recv_timeout(T), Ok(Ok(())));
+    let me = thread::current().id();
+    let made = made_on.lock().unwrap();
+    let got = got_on.lock().unwrap();
+    assert_eq!(got.len() as u64, n);
+    assert!(got.iter().enumerate().all(|(i, &(v, _))| i as u64 == v), "order");
+    let worker = got[0].1;
+    assert_ne!(worker, me, "on_next runs on the worker");
+    // A prefix (the first prefetch, more if the worker's first request beat the hand-over)
+    // is made on the subscribing thread, all the rest on the worker, never back.
+    let k = made.iter().position(|&t| t != me).unwrap_or(made.len());
+    assert!(k >= prefetch, "the first prefetch is made on the subscribing thread");
+    assert!(made[k..].iter().all(|&t| t == worker), "after the hand-over: the worker only");
+    if !cfg!(miri) {
+        assert!(k < n as usize / 2, "the range travelled late: {k} of {n} made here");
+    }
+    single.dispose().unwrap();
+}
+
+#[test]
+fn a_parked_range_is_dropped_on_cancel_and_resumes_on_request() {
+    // Detached with no demand, `subscribe` returns at once (nothing waits); a request from
+    // another thread emits there; a cancel drops the parked subscriber (§3.13).
+    struct Hold {
+        handle: Arc<Mutex<Option<SharedSubscription>>>,
+        seen: Arc<Mutex<Vec<(u64, thread::ThreadId)>>>,
+        dropped: Arc<AtomicBool>,
+    }
+    impl Drop for Hold {
+        fn drop(&mut self) {
+            self.dropped.store(true, Ordering::SeqCst);
+        }
+    }
+    impl Subscriber<u64> for Hold {
+        fn on_subscribe<S: Subscription>(&mut self, s: &S) {
+            *self.handle.lock().unwrap() = Some(s.detach());
+        }
+        fn on_next<S: Subscription>(&mut self, v: u64, _s: &S) {
+            self.seen.lock().unwrap().push((v, thread::current().id()));
+        }
+        fn on_error(&mut self, e: reactive::Error) {
+            panic!("unexpected {e}")
+        }
+        fn on_complete(&mut self) {
+            panic!("unexpected on_complete")
+        }
+    }
+    let (handle, seen, dropped) =
+        (Arc::default(), Arc::default(), Arc::new(AtomicBool::new(false)));
+    let h = Hold { handle: Arc::clone(&handle), seen: Arc::clone(&seen), dropped: dropped.clone() };
+    Flux::range(0, 100).subscribe(h);
+    assert!(seen.lock().unwrap().is_empty());
+    let sub = handle.lock().unwrap().take().unwrap();
+    let s2 = sub.clone();
+    let t = thread::spawn(move || {
+        s2.request(3);
+        thread::current().id()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![(0, t), (1, t), (2, t)]);
+    assert!(!dropped.load(Ordering::SeqCst));
+    sub.cancel();
+    assert!(dropped.load(Ordering::SeqCst), "cancel drops the parked subscriber");
+    sub.request(5);
+    assert_eq!(seen.lock().unwrap().len(), 3, "nothing after cancel");
 }
