@@ -61,7 +61,7 @@ fn subscribe_overhead() {
     let (r, _, stdout) =
         run("subscribe-overhead", &["--elements", "2000", "--runs", "2", "--warmup", "0"]);
     let rs = rows(&r);
-    assert_eq!(rs.len(), 3);
+    assert_eq!(rs.len(), 4);
     for row in rs {
         assert_eq!(row["status"], "ok", "{row}");
         assert_eq!(row["runs_ns"].as_array().unwrap().len(), 2);
@@ -70,7 +70,9 @@ fn subscribe_overhead() {
     assert_eq!(rs[0]["unit"], "element");
     assert_eq!(rs[1]["unit"], "subscription");
     assert_eq!(rs[0]["expected_result"], 2000 * 2001 / 2);
-    assert_eq!(r["targets"].as_array().unwrap().len(), 3);
+    assert_eq!(rs[3]["workload"], "publish-on");
+    assert_eq!(rs[3]["expected_result"], 2000 * 2001 / 2);
+    assert_eq!(r["targets"].as_array().unwrap().len(), 4);
     assert!(stdout.contains("subscriptions/s") && stdout.contains("elements/s"), "{stdout}");
 }
 
