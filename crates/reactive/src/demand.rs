@@ -11,7 +11,7 @@
 //! the slot; the emitter puts itself back, then re-reads demand, both `SeqCst`) makes sure
 //! demand that arrives while the emitter is being parked is never stranded.
 
-use crate::{add_cap, RemoteSubscription, SharedSubscription, Subscription, UNBOUNDED};
+use crate::{add_cap, add_cap_atomic, RemoteSubscription, SharedSubscription, Subscription};
 use crossbeam_utils::CachePadded;
 use std::cell::{Cell, OnceCell};
 use std::ptr;
@@ -117,26 +117,9 @@ impl SourceDemand {
     #[inline]
     pub(crate) fn claim(&self) -> Claim {
         loop {
-            let stop = self.stop_bits();
-            if stop & BAD_REQUEST != 0 {
-                return Claim::BadRequest;
-            }
-            if stop & CANCELLED != 0 {
-                return Claim::Cancelled;
-            }
-            let local = self.requested.replace(0);
-            if local > 0 {
-                return Claim::Credit(local);
-            }
-            match self.remote.get() {
-                None => return Claim::Idle,
-                Some(r) => {
-                    let n = r.requested.swap(0, Ordering::AcqRel);
-                    if n > 0 {
-                        return Claim::Credit(n);
-                    }
-                    r.wait_for_demand();
-                }
+            match (self.try_claim(), self.remote.get()) {
+                (Claim::Idle, Some(r)) => r.wait_for_demand(),
+                (c, _) => return c,
             }
         }
     }
@@ -312,18 +295,7 @@ impl RemoteDemand {
             self.stop.fetch_or(BAD_REQUEST, Ordering::SeqCst);
             return;
         }
-        let mut cur = self.requested.load(Ordering::Relaxed);
-        while cur != UNBOUNDED {
-            match self.requested.compare_exchange_weak(
-                cur,
-                add_cap(cur, n),
-                Ordering::SeqCst,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(c) => cur = c,
-            }
-        }
+        add_cap_atomic(&self.requested, n);
     }
 
     /// A requester's side of the handshake: runs a parked emitter, if any.

@@ -107,6 +107,25 @@ pub fn add_cap(a: u64, b: u64) -> u64 {
     a.saturating_add(b)
 }
 
+/// Adds `n` to an atomic demand counter with [`add_cap`] (a CAS loop; `SeqCst`, which the
+/// sources' Dekker handshakes need); [`UNBOUNDED`] stays put.
+#[inline]
+pub(crate) fn add_cap_atomic(counter: &std::sync::atomic::AtomicU64, n: u64) {
+    use std::sync::atomic::Ordering;
+    let mut cur = counter.load(Ordering::Relaxed);
+    while cur != UNBOUNDED {
+        match counter.compare_exchange_weak(
+            cur,
+            add_cap(cur, n),
+            Ordering::SeqCst,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => break,
+            Err(c) => cur = c,
+        }
+    }
+}
+
 /// The replenish threshold of a prefetch: `prefetch - prefetch / 4` (Reactor's
 /// `Operators.unboundedOrLimit`): 192 for 256, 1 for 1, 2 for 2, 6 for 8.
 #[inline]

@@ -18,8 +18,8 @@ use crate::demand::{BAD_REQUEST, CANCELLED};
 use crate::scheduler::{Scheduler, Task, Worker};
 use crate::spsc::SpscRing;
 use crate::{
-    add_cap, replenish_limit, Cancelled, Error, Publisher, RemoteSubscription, SharedSubscription,
-    Subscriber, Subscription, UNBOUNDED,
+    add_cap_atomic, replenish_limit, Cancelled, Error, Publisher, RemoteSubscription,
+    SharedSubscription, Subscriber, Subscription,
 };
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
@@ -158,18 +158,7 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> State<T, S> {
         if n == 0 {
             self.flags.fetch_or(BAD_REQUEST, Ordering::SeqCst);
         } else {
-            let mut cur = self.requested.load(Ordering::Relaxed);
-            while cur != UNBOUNDED {
-                match self.requested.compare_exchange_weak(
-                    cur,
-                    add_cap(cur, n),
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => break,
-                    Err(c) => cur = c,
-                }
-            }
+            add_cap_atomic(&self.requested, n);
         }
         self.try_schedule();
     }
