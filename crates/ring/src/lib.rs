@@ -33,15 +33,19 @@
 //!   parameters, so hot loops are monomorphised; [`WaitKind`] names them at run time.
 //!   Measured departures from Java, argued in [`wait`]: [`BusySpin`] yields once per 64
 //!   fruitless spins (oversubscribed, a pure spin waited out whole time slices), and
-//!   [`Blocking`] spins briefly before sleeping and locks to notify only when a sleeper
-//!   asked for a wake-up.
+//!   [`Blocking`] spins briefly before sleeping, locks to notify only when a sleeper
+//!   asked for a wake-up, and on Linux pairs the sleeper's `membarrier(2)` with a compiler
+//!   fence on the publish path instead of a `SeqCst` fence per publish. As in Java, the strategy serves consumers only: a producer in a
+//!   full ring spins briefly, then parks for short spells (yields, in rings under 4Ki).
 //!
 //! # Guarantees
 //! * No allocation per message after construction (checked with dhat in
 //!   `tests/zero_alloc.rs`).
 //! * Per-producer FIFO; every consumer sees every published event, in sequence order.
-//! * Producers block (in the wait strategy's way) only when the ring is full; consumers
-//!   only when it is empty. `try_publish` / `try_send` never block.
+//! * Producers wait only when the ring is full (whatever the strategy: a few spins, then
+//!   short parks, as Java's sequencers do, or yields in rings under 4Ki slots); consumers
+//!   only when it is empty, in the wait strategy's way. `try_publish` / `try_send` never
+//!   block.
 //! * Shutdown: dropping the producers lets consumers drain everything published, then end.
 //!   Halting with events pending and handler panics are reported as errors
 //!   ([`RingError::Halted`] with the count, [`RingError::HandlerPanicked`] with the
