@@ -9,6 +9,12 @@
 use crate::harness::TraceHook;
 use std::path::PathBuf;
 
+/// The flight recorder's settings in the lab's children (the trace child and
+/// `trace-overhead`'s flight children alike).
+pub fn flight_config() -> flight_recorder::Config {
+    flight_recorder::Config { process_name: Some("lab".to_string()), ..Default::default() }
+}
+
 /// Why tracing cannot run in this build, if it cannot.
 pub fn unavailable() -> Option<String> {
     None
@@ -47,11 +53,7 @@ impl TraceHook for RecorderHook {
         let path = PathBuf::from(file);
         self.state = match recorder {
             "flight" => {
-                let config = flight_recorder::Config {
-                    process_name: Some("lab".to_string()),
-                    ..Default::default()
-                };
-                let r = flight_recorder::install_flight(config)
+                let r = flight_recorder::install_flight(flight_config())
                     .map_err(|e| format!("installing the flight recorder: {e}"))?;
                 State::Flight(r, path)
             }

@@ -1,6 +1,7 @@
 //! Record-path cost: one event (and one span: new, enter, exit, close) with no subscriber,
-//! with a bare `tracing_subscriber` registry, with the flight recorder's layer on it, and
-//! one event with tracing-chrome's layer (the full capture, writing to a sink), ns per call.
+//! with a bare `tracing_subscriber` registry, with the flight recorder's layer on it, with
+//! the flight recorder's standalone subscriber (what `install_flight` installs), and one
+//! event with tracing-chrome's layer (the full capture, writing to a sink), ns per call.
 //! The subscribers are scoped (`with_default`), as in the lab's child processes they are
 //! global; a scoped dispatcher costs a little more per call.
 //! Run: `cargo bench -p flight-recorder --bench bench_main`.
@@ -65,6 +66,25 @@ fn bench(c: &mut Criterion) {
             })
         });
         g.bench_function("span/flight", |b| {
+            let mut i = 0u64;
+            b.iter(|| {
+                i += 1;
+                span(std::hint::black_box(i))
+            })
+        });
+    });
+
+    let (flight, _rec) =
+        flight_recorder::subscriber(flight_recorder::Config::default()).expect("subscriber");
+    tracing::subscriber::with_default(flight, || {
+        g.bench_function("event/flight_subscriber", |b| {
+            let mut i = 0u64;
+            b.iter(|| {
+                i += 1;
+                event(std::hint::black_box(i))
+            })
+        });
+        g.bench_function("span/flight_subscriber", |b| {
             let mut i = 0u64;
             b.iter(|| {
                 i += 1;

@@ -136,6 +136,13 @@ pub(crate) fn write_trace(
         overwritten: win.overwritten,
         dropped: info.dropped,
         threads: win.threads.len(),
+        records: win.threads.iter().map(|t| t.records.len() as u64).sum(),
+        span_records: win
+            .threads
+            .iter()
+            .flat_map(|t| &t.records)
+            .filter(|r| r.kind == Kind::Span)
+            .count() as u64,
         ..DumpStats::default()
     };
     w.write_all(b"{\"traceEvents\":[\n")?;

@@ -7,8 +7,8 @@
 //! it is allocated at the thread's first event; after that the path takes no lock and
 //! allocates nothing (tests/alloc_free.rs checks it with dhat).
 
-use std::cell::RefCell;
-use std::sync::atomic::Ordering;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tracing::span::{Attributes, Id, Record as SpanValues};
@@ -127,22 +127,18 @@ fn push(local: &Local, shared: &Shared, rec: &Record) {
     }
 }
 
-impl<S> Layer<S> for FlightLayer
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-{
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+/// The record path proper, shared by the [`Layer`] and by [`FlightSubscriber`].
+impl FlightLayer {
+    fn new_span_at(&self, attrs: &Attributes<'_>, id: u64) {
         let mut fields = Fields::EMPTY;
         attrs.record(&mut fields);
-        let id = id.into_u64();
         self.with_local(|l, _| {
             l.created[id as usize % SPAN_TABLE] =
                 Created { id, meta: Some(attrs.metadata()), fields };
         });
     }
 
-    fn on_record(&self, id: &Id, values: &SpanValues<'_>, _ctx: Context<'_, S>) {
-        let id = id.into_u64();
+    fn record_at(&self, id: u64, values: &SpanValues<'_>) {
         self.with_local(|l, _| {
             if let Some(c) = l.created.get_mut(id as usize % SPAN_TABLE).filter(|c| c.id == id) {
                 values.record(&mut c.fields);
@@ -153,27 +149,24 @@ where
         });
     }
 
-    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+    /// `elsewhere` finds the metadata of a span created on another thread (not in this
+    /// thread's table), if the caller can.
+    fn enter_at(&self, id: u64, elsewhere: impl FnOnce() -> Option<&'static Metadata<'static>>) {
         let now = self.shared.now_ns();
-        let id = id.into_u64();
         self.with_local(|l, _| {
             if l.depth == STACK_DEPTH {
                 return; // too deep: not recorded (its exit finds no frame)
             }
             let c = l.created[id as usize % SPAN_TABLE];
-            let (meta, fields) = if c.id == id {
-                (c.meta, c.fields)
-            } else {
-                (ctx.metadata(&Id::from_u64(id)), Fields::EMPTY) // created on another thread
-            };
+            let (meta, fields) =
+                if c.id == id { (c.meta, c.fields) } else { (elsewhere(), Fields::EMPTY) };
             l.stack[l.depth] = Frame { id, start_ns: now, meta, fields };
             l.depth += 1;
         });
     }
 
-    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+    fn exit_at(&self, id: u64) {
         let now = self.shared.now_ns();
-        let id = id.into_u64();
         self.with_local(|l, shared| {
             let Some(pos) = l.stack[..l.depth].iter().rposition(|fr| fr.id == id) else {
                 return;
@@ -182,7 +175,10 @@ where
             // Exits out of order are rare (manual enter/exit): keep the stack packed.
             l.stack.copy_within(pos + 1..l.depth, pos);
             l.depth -= 1;
-            let Some(meta) = fr.meta else { return };
+            let Some(meta) = fr.meta else {
+                shared.dropped.fetch_add(1, Ordering::Relaxed); // metadata unknown
+                return;
+            };
             if now.saturating_sub(fr.start_ns) < shared.config.min_span_ns {
                 return;
             }
@@ -197,6 +193,37 @@ where
         });
     }
 
+    fn event_at(&self, event: &Event<'_>) {
+        let now = self.shared.now_ns();
+        let meta = event.metadata();
+        let mut fields = Fields::EMPTY;
+        event.record(&mut fields);
+        let kind = if meta.target() == COUNTER_TARGET { Kind::Counter } else { Kind::Instant };
+        let rec = Record { start_ns: now, end_ns: now, kind, meta, fields };
+        self.with_local(|l, shared| push(l, shared, &rec));
+    }
+}
+
+impl<S> Layer<S> for FlightLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+        self.new_span_at(attrs, id.into_u64());
+    }
+
+    fn on_record(&self, id: &Id, values: &SpanValues<'_>, _ctx: Context<'_, S>) {
+        self.record_at(id.into_u64(), values);
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        self.enter_at(id.into_u64(), || ctx.metadata(id));
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        self.exit_at(id.into_u64());
+    }
+
     fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
         let id = id.into_u64();
         self.with_local(|l, _| {
@@ -208,12 +235,100 @@ where
     }
 
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
-        let now = self.shared.now_ns();
-        let meta = event.metadata();
-        let mut fields = Fields::EMPTY;
-        event.record(&mut fields);
-        let kind = if meta.target() == COUNTER_TARGET { Kind::Counter } else { Kind::Instant };
-        let rec = Record { start_ns: now, end_ns: now, kind, meta, fields };
-        self.with_local(|l, shared| push(l, shared, &rec));
+        self.event_at(event);
+    }
+}
+
+/// Span ids a thread takes from [`NEXT_ID_BLOCK`] at a time.
+const ID_BLOCK: u64 = 1 << 20;
+/// The next block of span ids (process-wide, so ids stay unique across subscribers).
+static NEXT_ID_BLOCK: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// This thread's next span id and the end of its block.
+    static IDS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// A fresh span id: from this thread's block, without touching shared memory except once
+/// per [`ID_BLOCK`] spans. Never 0.
+fn next_span_id() -> u64 {
+    let take = || NEXT_ID_BLOCK.fetch_add(1, Ordering::Relaxed) * ID_BLOCK + 1;
+    IDS.try_with(|c| {
+        let (mut next, mut end) = c.get();
+        if next == end {
+            next = take();
+            end = next + ID_BLOCK - 1;
+        }
+        c.set((next + 1, end));
+        next
+    })
+    .unwrap_or_else(|_| take()) // thread-local gone (thread exiting): a block of one
+}
+
+/// The flight recorder as a whole `tracing` subscriber, without a `tracing_subscriber`
+/// registry: what [`crate::install_flight`] installs. The [`FlightLayer`] on a registry
+/// records the same, but every span then also pays the registry's bookkeeping (a slab
+/// slot, a span stack, reference counts: about three quarters of a span's cost, see
+/// `benches/bench_main.rs`). Here span ids come from a per-thread block and a span's
+/// fields live in the creating thread's table until it is entered, so a span entered on
+/// another thread than the one that created it is not recorded (counted as dropped); the
+/// lab's spans are entered where they are made.
+pub struct FlightSubscriber {
+    layer: FlightLayer,
+}
+
+impl FlightSubscriber {
+    pub(crate) fn new(layer: FlightLayer) -> Self {
+        FlightSubscriber { layer }
+    }
+}
+
+impl std::fmt::Debug for FlightSubscriber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlightSubscriber").field("recorder", &self.layer.shared.id).finish()
+    }
+}
+
+impl Subscriber for FlightSubscriber {
+    fn register_callsite(&self, _: &'static Metadata<'static>) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::always()
+    }
+
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+
+    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
+        Some(tracing::level_filters::LevelFilter::TRACE)
+    }
+
+    fn new_span(&self, attrs: &Attributes<'_>) -> Id {
+        let id = next_span_id();
+        self.layer.new_span_at(attrs, id);
+        Id::from_u64(id)
+    }
+
+    fn record(&self, span: &Id, values: &SpanValues<'_>) {
+        self.layer.record_at(span.into_u64(), values);
+    }
+
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        self.layer.event_at(event);
+    }
+
+    fn enter(&self, span: &Id) {
+        self.layer.enter_at(span.into_u64(), || None);
+    }
+
+    fn exit(&self, span: &Id) {
+        self.layer.exit_at(span.into_u64());
+    }
+
+    // Clones are not counted, so a close never clears the table: a slot is recognised by
+    // its id and reused by a later span.
+    fn try_close(&self, _: Id) -> bool {
+        false
     }
 }

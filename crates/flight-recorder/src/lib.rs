@@ -53,10 +53,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tracing_subscriber::layer::SubscriberExt;
-
+mod clock;
 mod dump;
 pub mod full;
 mod layer;
@@ -64,7 +63,7 @@ mod record;
 mod ring;
 
 pub use full::{install_full, FullGuard};
-pub use layer::FlightLayer;
+pub use layer::{FlightLayer, FlightSubscriber};
 pub use record::SLOT_BYTES;
 
 use record::{Record, WORDS};
@@ -177,6 +176,11 @@ pub struct DumpStats {
     /// Spans left out because they overlapped an enclosing span without nesting in it
     /// (spans exited out of order); Perfetto would drop them with an import error.
     pub overlapping: u64,
+    /// Records read from the rings into the dump (spans, instants, counters);
+    /// `records + overwritten` is every record written since the recorder started.
+    pub records: u64,
+    /// Of `records`, the spans (the rest are instants and counters).
+    pub span_records: u64,
 }
 
 /// A thread that wrote into a ring from record index `from` on.
@@ -205,7 +209,7 @@ struct Triggers {
 
 pub(crate) struct Shared {
     pub(crate) id: u64,
-    epoch: Instant,
+    clock: clock::Clock,
     pub(crate) config: Config,
     records_per_thread: usize,
     process_name: String,
@@ -219,7 +223,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn now_ns(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
+        self.clock.now_ns()
     }
 
     /// A ring for the calling thread: one an exited thread left, else a new one while
@@ -339,7 +343,7 @@ pub fn layer(config: Config) -> Result<(FlightLayer, Recorder), Error> {
     });
     let shared = Arc::new(Shared {
         id: NEXT_RECORDER.fetch_add(1, Ordering::Relaxed),
-        epoch: Instant::now(),
+        clock: clock::Clock::new(),
         config,
         records_per_thread,
         process_name,
@@ -357,11 +361,18 @@ pub fn layer(config: Config) -> Result<(FlightLayer, Recorder), Error> {
     Ok((FlightLayer { shared: Arc::clone(&shared) }, Recorder { shared }))
 }
 
-/// Installs the flight recorder as the process's global `tracing` subscriber (a
-/// `tracing_subscriber` registry with the [`FlightLayer`]) and returns its handle.
-pub fn install_flight(config: Config) -> Result<Recorder, Error> {
+/// The flight recorder as a standalone subscriber (no registry: cheaper spans, see
+/// [`FlightSubscriber`]) and its handle.
+pub fn subscriber(config: Config) -> Result<(FlightSubscriber, Recorder), Error> {
     let (layer, recorder) = layer(config)?;
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+    Ok((FlightSubscriber::new(layer), recorder))
+}
+
+/// Installs the flight recorder as the process's global `tracing` subscriber (the
+/// standalone [`FlightSubscriber`]) and returns its handle.
+pub fn install_flight(config: Config) -> Result<Recorder, Error> {
+    let (subscriber, recorder) = subscriber(config)?;
+    tracing::subscriber::set_global_default(subscriber)
         .map_err(|e| Error::AlreadyInstalled(e.to_string()))?;
     Ok(recorder)
 }
@@ -371,6 +382,12 @@ fn with_path(path: &Path, e: io::Error) -> io::Error {
 }
 
 impl Recorder {
+    /// The timestamp source: `"tsc"` (read directly, where the kernel keeps time with it)
+    /// or `"clock_gettime"`.
+    pub fn clock_source(&self) -> &'static str {
+        self.shared.clock.source()
+    }
+
     /// Records each thread's ring holds.
     pub fn records_per_thread(&self) -> usize {
         self.shared.records_per_thread
@@ -506,6 +523,7 @@ impl Drop for DumpOnDrop {
 mod tests {
     use super::*;
     use record::Kind;
+    use tracing_subscriber::layer::SubscriberExt;
 
     /// Events and spans go through the layer into the ring and back out decoded (the
     /// unsafe metadata round trip), then into JSON. Runs under Miri too.
@@ -551,6 +569,7 @@ mod tests {
         let mut buf = Vec::new();
         let stats = dump::write_trace(&mut buf, &info, &window).expect("write");
         assert_eq!(stats.events, 3);
+        assert_eq!((stats.records, stats.span_records), (3, 1), "{stats:?}");
         let doc: serde_json::Value = serde_json::from_slice(&buf).expect("valid JSON");
         let events = doc["traceEvents"].as_array().expect("traceEvents");
         let find = |ph: &str| events.iter().find(|e| e["ph"] == ph).expect(ph).clone();
@@ -561,6 +580,49 @@ mod tests {
         assert_eq!(find("X")["name"], "batch");
         assert_eq!(find("X")["args"]["size"], 3);
         assert!(events.iter().all(|e| e["tid"] != 0), "tid 0 in {events:?}");
+    }
+
+    /// The standalone subscriber records what the layer on a registry records: nested spans
+    /// with their fields (a field recorded after creation included), counters, instants; a
+    /// span entered on another thread than its creator's is counted as dropped.
+    #[test]
+    fn the_standalone_subscriber_records_like_the_layer() {
+        let config = Config {
+            budget_bytes: 1 << 20,
+            max_threads: 4,
+            process_name: Some("test".into()),
+            ..Config::default()
+        };
+        let (subscriber, rec) = subscriber(config).expect("subscriber");
+        let dispatch = tracing::Dispatch::new(subscriber);
+        tracing::dispatcher::with_default(&dispatch, || {
+            let outer = tracing::trace_span!("wait", reason = "full", n = tracing::field::Empty);
+            outer.record("n", 9u64);
+            let _o = outer.enter();
+            {
+                let _b = tracing::trace_span!("batch", size = 3u64).entered();
+                tracing::trace!(target: "lab::counter", counter = "depth", value = 7u64);
+            }
+            tracing::trace!(target: "lab::instant", kind = "overflow");
+            let moved = tracing::trace_span!("moved");
+            let d = dispatch.clone();
+            std::thread::spawn(move || {
+                tracing::dispatcher::with_default(&d, || drop(moved.entered()));
+            })
+            .join()
+            .expect("join");
+        });
+        let window = rec.shared.snapshot(0, u64::MAX);
+        let recs = &window.threads[0].records;
+        let got: Vec<(Kind, &str, &str, u64)> =
+            recs.iter().map(|r| (r.kind, r.meta.name(), r.fields.text(), r.fields.num)).collect();
+        assert_eq!(got.len(), 4, "{:?}", got.iter().map(|g| g.1).collect::<Vec<_>>());
+        assert_eq!((got[0].0, got[0].2, got[0].3), (Kind::Counter, "depth", 7));
+        assert_eq!((got[1].0, got[1].1, got[1].3), (Kind::Span, "batch", 3));
+        assert_eq!((got[2].0, got[2].2), (Kind::Instant, "overflow"));
+        assert_eq!((got[3].0, got[3].1, got[3].2, got[3].3), (Kind::Span, "wait", "full", 9));
+        assert!(recs[3].start_ns <= recs[1].start_ns && recs[1].end_ns <= recs[3].end_ns);
+        assert_eq!(rec.shared.dropped.load(Ordering::Relaxed), 1, "the moved span");
     }
 
     /// Threads started run after run reuse the rings of exited ones: the budget holds,

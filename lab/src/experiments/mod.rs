@@ -55,8 +55,9 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ),
     (
         "trace-overhead",
-        "issue 8: what tracing costs a timed run: ring and locked at P=2 with the recorder \
-         off, flight and full, throughput against off; the timed children's allocator",
+        "issue 8: what tracing costs a timed run: off, flight and full in paired rounds, \
+         decided on ring[yielding] P=1 (ring[blocking] and locked P=2 as context), the \
+         record path's ns per event; the timed children's allocator",
     ),
     (
         "echo-server",
