@@ -337,7 +337,7 @@ fn met(t: &XTarget) -> &'static str {
     match t.met {
         Some(true) => "met",
         Some(false) => "NOT met",
-        None => "undecided (invalid run)",
+        None => "UNDECIDED",
     }
 }
 
