@@ -362,7 +362,8 @@ impl<T: Send + 'static, W: WaitStrategy> handoff::Consumer<T> for RingReceiver<T
 
 impl<T, W: WaitStrategy> Drop for RingReceiver<T, W> {
     fn drop(&mut self) {
-        // Producers' sends fail from now on; those waiting for room fail at their next poll.
+        // Producers' sends fail from now on; those waiting for room wake (or see it at
+        // their next poll) and fail.
         match &self.rx {
             Rx::Single(sh) => sh.core.mark_gone(),
             Rx::Multi(sh) => sh.core.mark_gone(),

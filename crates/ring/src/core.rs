@@ -387,6 +387,8 @@ pub(crate) struct Core<E, W, S> {
     gates: Box<[CachePadded<AtomicU64>]>,
     /// Consumers wait here for data; producers notify.
     pub(crate) data: CachePadded<W>,
+    /// Producers wait here for room; consumers notify.
+    pub(crate) space: CachePadded<W>,
     slots: Box<[UnsafeCell<E>]>,
     mask: u64,
     pub(crate) size: u64,
@@ -425,6 +427,7 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
             status: CachePadded::new(Status { state: AtomicU32::new(0), end: AtomicU64::new(0) }),
             gates: (0..consumers).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             data: CachePadded::new(W::default()),
+            space: CachePadded::new(W::default()),
             slots: (0..size).map(|_| UnsafeCell::new(factory())).collect(),
             mask: size as u64 - 1,
             size: size as u64,
@@ -494,11 +497,12 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
         self.gates[i].load(Ordering::Acquire)
     }
 
-    /// Releases every slot below `next` for consumer `i` (producers waiting for room poll
-    /// the gates).
+    /// Releases every slot below `next` for consumer `i` and wakes producers waiting for
+    /// room (those that sleep on a condition variable; the others poll).
     #[inline]
     pub(crate) fn release(&self, i: usize, next: u64) {
         self.gates[i].store(next, Ordering::Release);
+        self.space.notify();
     }
 
     /// Slow path of a claim: waits until `last < min_gate + size`; returns the new limit.
@@ -515,7 +519,7 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
             return r;
         }
         let _w = handoff::wait_span!(handoff::trace::WAIT_FULL);
-        crate::wait::wait_for_room(room, self.size >= crate::wait::ROOM_PARK_MIN_SIZE)
+        self.space.wait_for_room(room, self.size >= crate::wait::ROOM_PARK_MIN_SIZE)
     }
 
     /// Waits until sequence `next` is published; returns the exclusive end of the
@@ -587,11 +591,12 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
         }
     }
 
-    /// Marks the consumers gone: claims fail from now on, waiting consumers wake up and
-    /// producers waiting for room see it at their next poll.
+    /// Marks the consumers gone: claims fail from now on, and every waiter (producers for
+    /// room, other consumers for data) wakes up or sees it at its next poll.
     pub(crate) fn mark_gone(&self) {
         self.status.state.fetch_or(ST_GONE, Ordering::AcqRel);
         self.seq.refuse_claims();
+        self.space.notify();
         self.data.notify();
     }
 

@@ -230,8 +230,8 @@ where
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic payload".to_string());
             handoff::instant!("handler_panic", sequence = at, handler = i as u64);
-            // Stop everyone: the other processors wake, producers waiting for room see it
-            // at their next poll, and all give up.
+            // Stop everyone: producers waiting for room and the other processors wake (or
+            // see it at their next poll) and give up.
             core.mark_gone();
             Exit { processed, panic: Some((at, msg)) }
         }

@@ -35,17 +35,19 @@
 //!   fruitless spins (oversubscribed, a pure spin waited out whole time slices), and
 //!   [`Blocking`] spins briefly before sleeping, locks to notify only when a sleeper
 //!   asked for a wake-up, and on Linux pairs the sleeper's `membarrier(2)` with a compiler
-//!   fence on the publish path instead of a `SeqCst` fence per publish. As in Java, the strategy serves consumers only: a producer in a
-//!   full ring spins briefly, then parks for short spells (yields, in rings under 4Ki).
+//!   fence on the publish path instead of a `SeqCst` fence per publish. As in Java,
+//!   a producer in a full ring does not use [`Sleeping`]/[`Yielding`]/[`BusySpin`]: it
+//!   spins briefly, then parks for short spells (yields, in rings under 16Ki); with
+//!   [`Blocking`] it sleeps on the condition variable.
 //!
 //! # Guarantees
 //! * No allocation per message after construction (checked with dhat in
 //!   `tests/zero_alloc.rs`).
 //! * Per-producer FIFO; every consumer sees every published event, in sequence order.
-//! * Producers wait only when the ring is full (whatever the strategy: a few spins, then
-//!   short parks, as Java's sequencers do, or yields in rings under 4Ki slots); consumers
-//!   only when it is empty, in the wait strategy's way. `try_publish` / `try_send` never
-//!   block.
+//! * Producers wait only when the ring is full (a few spins, then short parks, as Java's
+//!   sequencers do, or yields in rings under 16Ki slots; [`Blocking`]: its condition
+//!   variable); consumers only when it is empty, in the wait strategy's way.
+//!   `try_publish` / `try_send` never block.
 //! * Shutdown: dropping the producers lets consumers drain everything published, then end.
 //!   Halting with events pending and handler panics are reported as errors
 //!   ([`RingError::Halted`] with the count, [`RingError::HandlerPanicked`] with the

@@ -50,6 +50,12 @@ mod imp {
         std::thread::sleep(std::time::Duration::from_nanos(100));
     }
 
+    /// A producer's park while it waits for room in a full ring (see `wait::wait_for_room`).
+    #[inline]
+    pub(crate) fn park_for_room() {
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+
     pub(crate) use std::thread::{Builder as ThreadBuilder, JoinHandle};
 }
 
@@ -72,6 +78,10 @@ mod imp {
     }
 
     pub(crate) fn sleep_briefly() {
+        loom::thread::yield_now();
+    }
+
+    pub(crate) fn park_for_room() {
         loom::thread::yield_now();
     }
 
