@@ -32,9 +32,10 @@ pub trait WaitStrategy: sealed::Sealed + Default + Send + Sync + fmt::Debug + 's
     fn wait_for<R>(&self, check: impl FnMut() -> Option<R>) -> R;
 
     /// How a producer waits for room in a full ring; `park` says whether the ring is large
-    /// enough to park in ([`ROOM_PARK_MIN_SIZE`]). By default [`wait_for_room`], whatever
-    /// the strategy, as in Java; [`Blocking`] waits on its condition variable instead (the
-    /// consumer notifies after each batch), so that loom can model it.
+    /// enough to park in (at least 16Ki slots). By default a few spins, then 100 µs parks
+    /// (yields in smaller rings), whatever the strategy, as in Java; [`Blocking`] waits on
+    /// its condition variable instead (the consumer notifies after each batch), so that
+    /// loom can model it.
     #[inline]
     fn wait_for_room<R>(&self, check: impl FnMut() -> Option<R>, park: bool) -> R {
         wait_for_room(check, park)
