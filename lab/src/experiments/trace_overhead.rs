@@ -592,7 +592,8 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
          round (A/A control: its cost must be 0 within the interval). CPU cost: the same on \
          process CPU time per run (all threads). records/msg: records the flight recorder \
          wrote per message (kept + overwritten). predicted cost: records/msg × the record \
-         path's measured ns per record (less off's) / off's ns per message, for the thread \
+         path's measured ns per record (less off's) / off's ns per message (its children's \
+         best runs, median over rounds), for the thread \
          that records most (its cost if it is the bottleneck) and for all threads together \
          (as if every record's time were on one critical path: an upper bound)."
             .into(),
@@ -605,6 +606,8 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
     for (wi, w) in WORKLOADS.iter().enumerate() {
         let off = &got[wi][0];
         let off_s = Summary::of(&off.runs_ms);
+        // off's undisturbed time per run: the median over rounds of each child's best run.
+        let off_best = median(&off.child_best.iter().flatten().copied().collect::<Vec<_>>());
         let off_cost = median_cost(&off.costs);
         let aa = slot_lists[wi]
             .iter()
@@ -632,10 +635,10 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
             // Predicted cost, percent of off's time per message, of `per_msg` records with
             // `share` spans.
             let predict = |per_msg: f64, share: f64| -> Option<f64> {
-                let (c, oc, os) = (rc?, off_cost?, off_s.as_ref()?);
+                let (c, oc, ob) = (rc?, off_cost?, off_best?);
                 let ns =
                     share * (c.span_ns - oc.span_ns) + (1.0 - share) * (c.event_ns - oc.event_ns);
-                Some(per_msg * ns / (os.median * 1e6 / n as f64) * 100.0)
+                Some(per_msg * ns / (ob * 1e6 / n as f64) * 100.0)
             };
             let predicted = records_per_msg.zip(span_share).and_then(|(r, sh)| predict(r, sh));
             // Per thread name: medians over children, then the busiest thread's prediction.
@@ -742,38 +745,40 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
                     },
                     met,
                 });
-                match (cost, ci) {
-                    (Some(c), Some((lo, hi, _))) => {
-                        if !aa_ok {
-                            notes.push(format!(
-                                "{}: UNDECIDED: the A/A control (off against off) cost {} — \
+                if let (Some(c), Some((lo, hi, _))) = (cost, ci) {
+                    if !aa_ok {
+                        notes.push(format!(
+                            "{}: UNDECIDED: the A/A control (off against off) cost {} — \
                                  its interval misses 0, so this machine drifted during the \
                                  run more than the intervals allow; rerun on a quieter \
                                  machine.",
-                                w.label,
-                                aa.as_deref().map_or("-".into(), fmt_cost)
-                            ));
-                        } else if met.is_none() && g.errors.is_empty() {
-                            notes.push(format!(
-                                "{}: UNDECIDED: the flight cost's interval [{lo:+.1}%, \
+                            w.label,
+                            aa.as_deref().map_or("-".into(), fmt_cost)
+                        ));
+                    } else if met.is_none() && g.errors.is_empty() {
+                        notes.push(format!(
+                            "{}: UNDECIDED: the flight cost's interval [{lo:+.1}%, \
                                  {hi:+.1}%] straddles the {FLIGHT_TARGET_PCT}% target; more \
                                  rounds or a quieter machine would decide it.",
-                                w.label
-                            ));
-                        }
-                        if c < 0.0 {
-                            notes.push(format!(
-                                "{}: the flight cost's median is negative ({c:+.1}%): the \
+                            w.label
+                        ));
+                    }
+                    if c < 0.0 {
+                        notes.push(format!(
+                            "{}: the flight cost's median is negative ({c:+.1}%): the \
                                  traced runs were faster than off. A recorder cannot speed \
                                  up the work; read it as noise within the interval (the A/A \
                                  control shows its size), or as changed dynamics if the \
-                                 interval lies below 0. It counts as met only because the \
-                                 whole interval lies below the target.",
-                                w.label
-                            ));
-                        }
+                                 interval lies below 0.{}",
+                            w.label,
+                            if met == Some(true) {
+                                " It counts as met because the whole interval lies at or \
+                                     below the target, not because of the negative median."
+                            } else {
+                                ""
+                            }
+                        ));
                     }
-                    _ => {}
                 }
             }
             if !w.decides && !is_off && cost.is_some_and(|c| c < 0.0) {
@@ -899,7 +904,7 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
         "Predicted cost: each off and flight child times 7 × 20,000 counter events and spans \
          after its runs; the flight dump gives the records written (kept + overwritten) and \
          the share of spans, per thread name, so predicted = records per message × (flight's \
-         ns per record − off's) / off's ns per message: for the busiest thread (what it \
+         ns per record − off's) / off's ns per message (best runs): for the busiest thread (what it \
          costs if that thread is the bottleneck) and for all threads summed (an upper \
          bound). In a handoff whose consumer keeps up, the consumer's records only use its \
          idle time, so the measured cost can lie below both."
