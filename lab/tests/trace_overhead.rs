@@ -151,6 +151,11 @@ fn trace_overhead_reports_each_mode_against_off_on_the_system_allocator() {
     if flight_row["cost_pct_median"].as_f64().is_some_and(|c| c < 0.0) {
         assert!(notes.contains("median is negative"), "{notes}");
     }
+    // An interval wholly below 0 is changed dynamics, never a met target.
+    if flight_row["cost_ci_pct"][1].as_f64().is_some_and(|hi| hi < 0.0) {
+        assert!(t["met"].is_null(), "{t}");
+        assert!(notes.contains("lies below 0"), "{notes}");
+    }
     let alloc_target =
         targets.iter().find(|t| t["what"] == "global allocator of the timed children");
     assert_eq!(alloc_target.map(|t| &t["met"]), Some(&Value::Bool(true)), "{targets:?}");
