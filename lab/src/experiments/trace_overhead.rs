@@ -92,7 +92,7 @@ pub const WORKLOADS: [Workload; 3] = [
         producers: 1,
         label: "ring[yielding] P=1",
         decides: true,
-        rounds: 12,
+        rounds: 10,
         ring_size: RING_SIZE,
     },
     Workload {
