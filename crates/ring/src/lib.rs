@@ -25,7 +25,11 @@
 //!   `try_publish` uses a compare-exchange loop, as `tryNext()` does), then the slot's lap
 //!   number is stored in an availability buffer; the consumer scans it for the highest
 //!   contiguous published sequence. Close and "consumers gone" are two bits of that
-//!   cursor, so a claim learns of them at no extra cost.
+//!   cursor, so a claim learns of them at no extra cost. A handle whose last claim was
+//!   interleaved with another producer's pauses (2^step spin hints, up to 2^8) before its
+//!   next one: a `fetch_add` never fails, so without it two producers on two cores moved
+//!   the cursor's line across cores on every claim (a departure from Java, measured: MPSC
+//!   on 2 cores went from ~16 to ~50 M msgs/s).
 //! * Producers gate on the slowest consumer through a limit cached in each producer handle
 //!   and refreshed only when a claim reaches it. Cursors, gates and the state word are
 //!   `CachePadded`.
