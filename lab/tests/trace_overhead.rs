@@ -25,14 +25,7 @@ fn the_probe_sees_dhat_when_dhat_is_the_global_allocator() {
 }
 
 fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    lab::stats::Summary::of(xs).expect("non-empty").median
 }
 
 fn f64s(v: &Value) -> Vec<f64> {
