@@ -55,16 +55,7 @@ impl Opts {
             return Err("--runs must be at least 1 (got 0)".into());
         }
         let warmup = num("warmup", &a.warmup)? as usize;
-        let trace = match a.trace.as_str() {
-            "flight" => true,
-            "off" => false,
-            other => return Err(format!("--trace '{other}'; valid: flight, off")),
-        };
-        let heap = match a.heap.as_str() {
-            "on" => true,
-            "off" => false,
-            other => return Err(format!("--heap '{other}'; valid: on, off")),
-        };
+        let (trace, heap) = trace_heap_flags(&a.trace, &a.heap)?;
         let timeout = Duration::from_secs(num("timeout", &a.timeout)?.max(1));
         Ok(Opts {
             experiment: a.experiment.clone(),
@@ -133,6 +124,40 @@ pub fn with_trace(
     let mut v = out?;
     v["trace_note"] = Value::String(note);
     Ok(v)
+}
+
+/// Runs `f` under a dhat profiler that writes `spec.heap_file`, and adds the heap totals
+/// (`total_blocks`, `total_bytes`, `max_bytes`, `max_blocks`) to its output. For the
+/// `lab-heap` binary, whose global allocator is `dhat::Alloc`.
+pub fn with_heap(spec: &XSpec, f: impl FnOnce() -> Result<Value, String>) -> Result<Value, String> {
+    let file = spec.heap_file.as_deref().ok_or("heap cell without heap_file")?;
+    // The profiler writes its file when dropped: read the totals before that.
+    let (out, stats) = {
+        let _profiler = dhat::Profiler::builder().file_name(file).build();
+        let out = f();
+        (out, dhat::HeapStats::get())
+    };
+    let mut v = out?;
+    v["total_blocks"] = serde_json::json!(stats.total_blocks);
+    v["total_bytes"] = serde_json::json!(stats.total_bytes);
+    v["max_bytes"] = serde_json::json!(stats.max_bytes);
+    v["max_blocks"] = serde_json::json!(stats.max_blocks);
+    Ok(v)
+}
+
+/// The experiments' `--trace flight|off` and `--heap on|off`, as (trace, heap).
+pub fn trace_heap_flags(trace: &str, heap: &str) -> Result<(bool, bool), String> {
+    let trace = match trace {
+        "flight" => true,
+        "off" => false,
+        other => return Err(format!("--trace '{other}'; valid: flight, off")),
+    };
+    let heap = match heap {
+        "on" => true,
+        "off" => false,
+        other => return Err(format!("--heap '{other}'; valid: on, off")),
+    };
+    Ok((trace, heap))
 }
 
 /// Runs one child (`exe args…`) under a watchdog; its last JSON line's `output`.

@@ -187,18 +187,7 @@ pub fn cell(spec: &XSpec) -> Result<Value, String> {
 
 /// Runs in the `lab-heap` binary, whose global allocator is `dhat::Alloc`.
 pub fn heap_cell(spec: &XSpec) -> Result<Value, String> {
-    let file = spec.heap_file.as_deref().ok_or("heap cell without heap_file")?;
-    let (out, stats) = {
-        let _profiler = dhat::Profiler::builder().file_name(file).build();
-        let out = run_cell(spec);
-        (out, dhat::HeapStats::get())
-    };
-    let mut v = out?;
-    v["total_blocks"] = json!(stats.total_blocks);
-    v["total_bytes"] = json!(stats.total_bytes);
-    v["max_bytes"] = json!(stats.max_bytes);
-    v["max_blocks"] = json!(stats.max_blocks);
-    Ok(v)
+    common::with_heap(spec, || run_cell(spec))
 }
 
 fn heap_binary() -> Result<PathBuf, String> {
@@ -256,16 +245,7 @@ pub fn run(args: &[String]) -> Result<i32, String> {
     }
     let (with_ab, ab_note) = switch("ab", &a.ab, peers::ab_available())?;
     let (with_nginx, nginx_note) = switch("nginx", &a.nginx, peers::nginx_available())?;
-    let trace = match a.trace.as_str() {
-        "flight" => true,
-        "off" => false,
-        other => return Err(format!("--trace '{other}'; valid: flight, off")),
-    };
-    let heap = match a.heap.as_str() {
-        "on" => true,
-        "off" => false,
-        other => return Err(format!("--heap '{other}'; valid: on, off")),
-    };
+    let (trace, heap) = common::trace_heap_flags(&a.trace, &a.heap)?;
     let heap_bin = if heap { Some(heap_binary()?) } else { None };
     let opts = Opts {
         experiment: NAME.into(),

@@ -111,18 +111,7 @@ pub fn cell(spec: &XSpec) -> Result<Value, String> {
 
 /// Runs in the `lab-heap` binary, whose global allocator is `dhat::Alloc`.
 pub fn heap_cell(spec: &XSpec) -> Result<Value, String> {
-    let file = spec.heap_file.as_deref().ok_or("heap cell without heap_file")?;
-    let (out, stats) = {
-        let _profiler = dhat::Profiler::builder().file_name(file).build();
-        let out = run_variant(spec);
-        (out, dhat::HeapStats::get())
-    };
-    let mut v = out?;
-    v["total_blocks"] = json!(stats.total_blocks);
-    v["total_bytes"] = json!(stats.total_bytes);
-    v["max_bytes"] = json!(stats.max_bytes);
-    v["max_blocks"] = json!(stats.max_blocks);
-    Ok(v)
+    common::with_heap(spec, || run_variant(spec))
 }
 
 /// The `lab-heap` binary next to the lab binary.
