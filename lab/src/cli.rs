@@ -456,20 +456,8 @@ fn plan(r: &RunArgs) -> Result<Plan, UsageError> {
             parts.join("; ")
         )
     });
-    let (run_dir, default_location) = match &r.out {
-        Some(d) => (d.clone(), false),
-        None => {
-            let base = envinfo::workspace_root().join("traces").join(&r.experiment);
-            let stamp = envinfo::utc_now().1;
-            let mut dir = base.join(&stamp);
-            let mut n = 2;
-            while dir.exists() {
-                dir = base.join(format!("{stamp}-{n}"));
-                n += 1;
-            }
-            (dir, true)
-        }
-    };
+    let (run_dir, default_location) =
+        crate::experiments::common::choose_run_dir(r.out.as_deref(), &r.experiment);
     check_writable(&run_dir)?;
     let config = Config {
         variants: chosen.clone(),

@@ -224,10 +224,19 @@ pub fn lab_exe() -> Result<PathBuf, String> {
 
 /// The run folder: `--out`, or `traces/<name>/<stamp>/` (then `latest` is updated at the end).
 pub fn run_dir(o: &Opts) -> Result<(PathBuf, bool), String> {
-    let (dir, default) = match &o.out {
-        Some(d) => (d.clone(), false),
+    let (dir, default) = choose_run_dir(o.out.as_deref(), &o.experiment);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("cannot write to output folder {}: {e}", dir.display()))?;
+    Ok((dir, default))
+}
+
+/// The run folder: `out` if given (false: not the default location), else a new
+/// `traces/<experiment>/<UTC stamp>[-n]` in the workspace (true). Creates nothing.
+pub fn choose_run_dir(out: Option<&Path>, experiment: &str) -> (PathBuf, bool) {
+    match out {
+        Some(d) => (d.to_path_buf(), false),
         None => {
-            let base = envinfo::workspace_root().join("traces").join(&o.experiment);
+            let base = envinfo::workspace_root().join("traces").join(experiment);
             let stamp = envinfo::utc_now().1;
             let mut dir = base.join(&stamp);
             let mut n = 2;
@@ -237,10 +246,7 @@ pub fn run_dir(o: &Opts) -> Result<(PathBuf, bool), String> {
             }
             (dir, true)
         }
-    };
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("cannot write to output folder {}: {e}", dir.display()))?;
-    Ok((dir, default))
+    }
 }
 
 /// A table as stored in results.json.

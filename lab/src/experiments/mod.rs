@@ -13,7 +13,7 @@
 
 mod alloc;
 mod backpressure;
-mod common;
+pub(crate) mod common;
 mod echo_server;
 mod heap_growth;
 mod latency;
