@@ -106,10 +106,7 @@ impl SourceDemand {
         if local > 0 {
             return Claim::Credit(local);
         }
-        match self.remote.get().map(|r| r.requested.swap(0, Ordering::AcqRel)) {
-            Some(n) if n > 0 => Claim::Credit(n),
-            _ => Claim::Idle,
-        }
+        self.remote.get().map_or(Claim::Idle, |r| r.claim())
     }
 
     /// Takes all the demand accumulated so far; waits for more if detached and there is
