@@ -203,7 +203,7 @@ where
         if core.state() & crate::core::ST_GONE != 0 {
             return Stop::Halted;
         }
-        let end = match core.wait_for_data(next) {
+        let end = match core.wait_for_run(next) {
             Ok(end) => end,
             Err(stop) => return stop,
         };
