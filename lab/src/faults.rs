@@ -42,7 +42,7 @@ impl FaultHandoff {
 
 /// Consumer of a [`FaultHandoff`].
 #[derive(Debug)]
-pub struct FaultConsumer<T> {
+pub struct FaultConsumer<T: Send + 'static> {
     fault: Fault,
     inner: CrossbeamConsumer<T>,
     seen: u64,

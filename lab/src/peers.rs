@@ -8,6 +8,9 @@
 //! * [`DisruptorRsHandoff`]: the `disruptor` crate 4.x (a Rust port of the LMAX Disruptor),
 //!   through its event-poller API so that the consumer runs on the lab's thread.
 //!
+//! The two channel peers share one adapter, [`ChannelHandoff`], over the small
+//! [`Channel`] trait (send, try_send, recv, try_recv, len where the channel has one).
+//!
 //! What the adapters add, and what it costs:
 //! * **Close.** None of the three has an explicit close shared by all senders. The channel
 //!   peers carry `Option<T>`: `close` sets a shared flag and sends a `None` marker that wakes
@@ -29,6 +32,8 @@
 use crossbeam_utils::CachePadded;
 use handoff::{ConfigError, Consumer, Handoff, Producer, SendError, TryRecvError, TrySendError};
 use std::cell::UnsafeCell;
+use std::fmt;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
@@ -97,191 +102,208 @@ fn check_producers(name: &str, producers: usize) -> Result<(), ConfigError> {
 }
 
 // ---------------------------------------------------------------------------------------
-// crossbeam-channel
+// crossbeam-channel and std::sync::mpsc::sync_channel: one adapter over both
 // ---------------------------------------------------------------------------------------
+
+/// What [`Channel::try_send`] reports when the message did not go.
+#[derive(Debug)]
+pub enum ChanTrySendError<T> {
+    /// No room now.
+    Full(T),
+    /// The receiver is gone.
+    Gone(T),
+}
+
+/// What [`Channel::try_recv`] reports when nothing came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChanTryRecvError {
+    /// Nothing there now.
+    Empty,
+    /// Every sender is gone and the channel is empty.
+    Gone,
+}
+
+/// A bounded MPSC channel from the ecosystem, as the channel peers use it: messages are
+/// `Option<T>` (`None` is the adapter's close marker). The adapter ([`ChannelHandoff`]) adds
+/// the contract's close and depth on top.
+pub trait Channel: Send + Sync + 'static {
+    /// The variant name (`--variants`).
+    const NAME: &'static str;
+    /// Whether the channel reports its length; if not, the adapter counts.
+    const HAS_LEN: bool;
+    /// Sending half.
+    type Tx<T: Send + 'static>: Clone + Send;
+    /// Receiving half.
+    type Rx<T: Send + 'static>: Send;
+    /// A channel holding at most `cap` messages.
+    fn bounded<T: Send + 'static>(cap: usize) -> (Self::Tx<T>, Self::Rx<T>);
+    /// Sends, waiting for room; `Err` returns the message when the receiver is gone.
+    fn send<T: Send + 'static>(tx: &Self::Tx<T>, m: T) -> Result<(), T>;
+    /// Sends if there is room now.
+    fn try_send<T: Send + 'static>(tx: &Self::Tx<T>, m: T) -> Result<(), ChanTrySendError<T>>;
+    /// Receives, waiting for a message; `None` when every sender is gone.
+    fn recv<T: Send + 'static>(rx: &Self::Rx<T>) -> Option<T>;
+    /// Receives if a message is there now.
+    fn try_recv<T: Send + 'static>(rx: &Self::Rx<T>) -> Result<T, ChanTryRecvError>;
+    /// Messages queued, seen from a sender (only called when [`Channel::HAS_LEN`]).
+    fn tx_len<T: Send + 'static>(tx: &Self::Tx<T>) -> usize;
+    /// Messages queued, seen from the receiver (only called when [`Channel::HAS_LEN`]).
+    fn rx_len<T: Send + 'static>(rx: &Self::Rx<T>) -> usize;
+}
 
 /// `crossbeam_channel::bounded(capacity)`.
-#[derive(Debug, Clone)]
-pub struct CrossbeamHandoff {
-    capacity: usize,
-}
+#[derive(Debug, Clone, Copy)]
+pub struct Crossbeam;
 
-impl CrossbeamHandoff {
-    /// A bounded crossbeam channel; `None` means [`DEFAULT_PEER_CAPACITY`].
-    pub fn new(capacity: Option<usize>) -> Self {
-        CrossbeamHandoff { capacity: capacity.unwrap_or(DEFAULT_PEER_CAPACITY) }
+impl Channel for Crossbeam {
+    const NAME: &'static str = "crossbeam";
+    const HAS_LEN: bool = true;
+    type Tx<T: Send + 'static> = crossbeam_channel::Sender<T>;
+    type Rx<T: Send + 'static> = crossbeam_channel::Receiver<T>;
+
+    fn bounded<T: Send + 'static>(cap: usize) -> (Self::Tx<T>, Self::Rx<T>) {
+        crossbeam_channel::bounded(cap)
     }
-}
-
-/// Producer handle of [`CrossbeamHandoff`].
-#[derive(Debug)]
-pub struct CrossbeamProducer<T> {
-    tx: crossbeam_channel::Sender<Option<T>>,
-    shared: Arc<Shared>,
-}
-
-/// Consumer handle of [`CrossbeamHandoff`].
-#[derive(Debug)]
-pub struct CrossbeamConsumer<T> {
-    rx: Option<crossbeam_channel::Receiver<Option<T>>>,
-    shared: Arc<Shared>,
-}
-
-impl Handoff for CrossbeamHandoff {
-    type Producer<T: Send + 'static> = CrossbeamProducer<T>;
-    type Consumer<T: Send + 'static> = CrossbeamConsumer<T>;
-
-    fn name(&self) -> String {
-        "crossbeam".to_string()
-    }
-
-    fn capacity(&self) -> Option<usize> {
-        Some(self.capacity)
-    }
-
-    fn open<T: Send + 'static>(
-        &self,
-        producers: usize,
-    ) -> Result<(Vec<Self::Producer<T>>, Self::Consumer<T>), ConfigError> {
-        check_producers("crossbeam", producers)?;
-        check_capacity("crossbeam", self.capacity)?;
-        let (tx, rx) = crossbeam_channel::bounded(self.capacity);
-        let shared = Shared::new(producers, false);
-        let txs = (0..producers)
-            .map(|_| CrossbeamProducer { tx: tx.clone(), shared: shared.clone() })
-            .collect();
-        Ok((txs, CrossbeamConsumer { rx: Some(rx), shared }))
-    }
-}
-
-impl<T: Send + 'static> Producer<T> for CrossbeamProducer<T> {
     #[inline]
-    fn send(&mut self, msg: T) -> Result<(), SendError<T>> {
-        if self.shared.is_closed() {
-            return Err(SendError(msg));
-        }
-        self.tx.send(Some(msg)).map_err(|e| SendError(e.into_inner().expect("a message")))
+    fn send<T: Send + 'static>(tx: &Self::Tx<T>, m: T) -> Result<(), T> {
+        tx.send(m).map_err(|e| e.into_inner())
     }
-
-    fn try_send(&mut self, msg: T) -> Result<(), TrySendError<T>> {
-        if self.shared.is_closed() {
-            return Err(TrySendError::Closed(msg));
-        }
-        self.tx.try_send(Some(msg)).map_err(|e| match e {
-            crossbeam_channel::TrySendError::Full(m) => TrySendError::Full(m.expect("a message")),
-            crossbeam_channel::TrySendError::Disconnected(m) => {
-                TrySendError::Closed(m.expect("a message"))
-            }
+    fn try_send<T: Send + 'static>(tx: &Self::Tx<T>, m: T) -> Result<(), ChanTrySendError<T>> {
+        tx.try_send(m).map_err(|e| match e {
+            crossbeam_channel::TrySendError::Full(m) => ChanTrySendError::Full(m),
+            crossbeam_channel::TrySendError::Disconnected(m) => ChanTrySendError::Gone(m),
         })
     }
-
-    fn close(&self) {
-        if !self.shared.closed.swap(true, Ordering::AcqRel) {
-            // Wake a consumer blocked in `recv`; fails only when the consumer is gone.
-            let _ = self.tx.send(None);
-        }
-    }
-
-    fn depth(&self) -> usize {
-        self.tx.len()
-    }
-}
-
-impl<T: Send + 'static> CrossbeamConsumer<T> {
-    /// After the close marker: hand out what is left, then end for good.
-    fn drain_after_close(&mut self) -> Option<T> {
-        while let Some(rx) = &self.rx {
-            match rx.try_recv() {
-                Ok(Some(m)) => return Some(m),
-                Ok(None) => continue,
-                Err(_) => self.rx = None,
-            }
-        }
-        None
-    }
-}
-
-impl<T: Send + 'static> Consumer<T> for CrossbeamConsumer<T> {
     #[inline]
-    fn recv(&mut self) -> Option<T> {
-        let rx = self.rx.as_ref()?;
-        if !self.shared.is_closed() {
-            match rx.recv() {
-                Ok(Some(m)) => return Some(m),
-                Ok(None) => {}
-                Err(_) => {
-                    self.rx = None;
-                    return None;
-                }
-            }
-        }
-        self.drain_after_close()
+    fn recv<T: Send + 'static>(rx: &Self::Rx<T>) -> Option<T> {
+        rx.recv().ok()
     }
-
-    fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        let Some(rx) = self.rx.as_ref() else { return Err(TryRecvError::Ended) };
-        match rx.try_recv() {
-            Ok(Some(m)) => Ok(m),
-            Ok(None) => self.drain_after_close().ok_or(TryRecvError::Ended),
-            Err(crossbeam_channel::TryRecvError::Empty) => {
-                if self.shared.is_closed() {
-                    self.drain_after_close().ok_or(TryRecvError::Ended)
-                } else {
-                    Err(TryRecvError::Empty)
-                }
-            }
-            Err(crossbeam_channel::TryRecvError::Disconnected) => {
-                self.rx = None;
-                Err(TryRecvError::Ended)
-            }
-        }
+    fn try_recv<T: Send + 'static>(rx: &Self::Rx<T>) -> Result<T, ChanTryRecvError> {
+        rx.try_recv().map_err(|e| match e {
+            crossbeam_channel::TryRecvError::Empty => ChanTryRecvError::Empty,
+            crossbeam_channel::TryRecvError::Disconnected => ChanTryRecvError::Gone,
+        })
     }
-
-    fn depth(&self) -> usize {
-        self.rx.as_ref().map_or(0, |rx| rx.len())
+    fn tx_len<T: Send + 'static>(tx: &Self::Tx<T>) -> usize {
+        tx.len()
+    }
+    fn rx_len<T: Send + 'static>(rx: &Self::Rx<T>) -> usize {
+        rx.len()
     }
 }
-
-// ---------------------------------------------------------------------------------------
-// std::sync::mpsc::sync_channel
-// ---------------------------------------------------------------------------------------
 
 /// `std::sync::mpsc::sync_channel(capacity)`.
-#[derive(Debug, Clone)]
-pub struct StdMpscHandoff {
-    capacity: usize,
-}
+#[derive(Debug, Clone, Copy)]
+pub struct StdMpsc;
 
-impl StdMpscHandoff {
-    /// A bounded std channel; `None` means [`DEFAULT_PEER_CAPACITY`].
-    pub fn new(capacity: Option<usize>) -> Self {
-        StdMpscHandoff { capacity: capacity.unwrap_or(DEFAULT_PEER_CAPACITY) }
+impl Channel for StdMpsc {
+    const NAME: &'static str = "std-mpsc";
+    const HAS_LEN: bool = false;
+    type Tx<T: Send + 'static> = mpsc::SyncSender<T>;
+    type Rx<T: Send + 'static> = mpsc::Receiver<T>;
+
+    fn bounded<T: Send + 'static>(cap: usize) -> (Self::Tx<T>, Self::Rx<T>) {
+        mpsc::sync_channel(cap)
+    }
+    #[inline]
+    fn send<T: Send + 'static>(tx: &Self::Tx<T>, m: T) -> Result<(), T> {
+        tx.send(m).map_err(|e| e.0)
+    }
+    fn try_send<T: Send + 'static>(tx: &Self::Tx<T>, m: T) -> Result<(), ChanTrySendError<T>> {
+        tx.try_send(m).map_err(|e| match e {
+            mpsc::TrySendError::Full(m) => ChanTrySendError::Full(m),
+            mpsc::TrySendError::Disconnected(m) => ChanTrySendError::Gone(m),
+        })
+    }
+    #[inline]
+    fn recv<T: Send + 'static>(rx: &Self::Rx<T>) -> Option<T> {
+        rx.recv().ok()
+    }
+    fn try_recv<T: Send + 'static>(rx: &Self::Rx<T>) -> Result<T, ChanTryRecvError> {
+        rx.try_recv().map_err(|e| match e {
+            mpsc::TryRecvError::Empty => ChanTryRecvError::Empty,
+            mpsc::TryRecvError::Disconnected => ChanTryRecvError::Gone,
+        })
+    }
+    fn tx_len<T: Send + 'static>(_: &Self::Tx<T>) -> usize {
+        unreachable!("std::sync::mpsc has no len(): the adapter counts")
+    }
+    fn rx_len<T: Send + 'static>(_: &Self::Rx<T>) -> usize {
+        unreachable!("std::sync::mpsc has no len(): the adapter counts")
     }
 }
 
-/// Producer handle of [`StdMpscHandoff`].
-#[derive(Debug)]
-pub struct StdMpscProducer<T> {
-    tx: mpsc::SyncSender<Option<T>>,
+/// A channel peer: [`Crossbeam`] or [`StdMpsc`] behind the handoff contract.
+pub struct ChannelHandoff<C> {
+    capacity: usize,
+    channel: PhantomData<C>,
+}
+
+/// `crossbeam_channel::bounded(capacity)` as a handoff.
+pub type CrossbeamHandoff = ChannelHandoff<Crossbeam>;
+/// Producer handle of [`CrossbeamHandoff`].
+pub type CrossbeamProducer<T> = ChannelProducer<Crossbeam, T>;
+/// Consumer handle of [`CrossbeamHandoff`].
+pub type CrossbeamConsumer<T> = ChannelConsumer<Crossbeam, T>;
+/// `std::sync::mpsc::sync_channel(capacity)` as a handoff.
+pub type StdMpscHandoff = ChannelHandoff<StdMpsc>;
+
+impl<C: Channel> ChannelHandoff<C> {
+    /// A bounded channel; `None` means [`DEFAULT_PEER_CAPACITY`].
+    pub fn new(capacity: Option<usize>) -> Self {
+        ChannelHandoff { capacity: capacity.unwrap_or(DEFAULT_PEER_CAPACITY), channel: PhantomData }
+    }
+}
+
+impl<C> Clone for ChannelHandoff<C> {
+    fn clone(&self) -> Self {
+        ChannelHandoff { capacity: self.capacity, channel: PhantomData }
+    }
+}
+
+impl<C: Channel> fmt::Debug for ChannelHandoff<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChannelHandoff")
+            .field("channel", &C::NAME)
+            .field("capacity", &self.capacity)
+            .finish()
+    }
+}
+
+/// Producer handle of a [`ChannelHandoff`].
+pub struct ChannelProducer<C: Channel, T: Send + 'static> {
+    tx: C::Tx<Option<T>>,
     shared: Arc<Shared>,
     index: usize,
     capacity: usize,
 }
 
-/// Consumer handle of [`StdMpscHandoff`].
-#[derive(Debug)]
-pub struct StdMpscConsumer<T> {
-    rx: Option<mpsc::Receiver<Option<T>>>,
+/// Consumer handle of a [`ChannelHandoff`].
+pub struct ChannelConsumer<C: Channel, T: Send + 'static> {
+    /// `None` once drained after the close marker, or once every sender is gone.
+    rx: Option<C::Rx<Option<T>>>,
     shared: Arc<Shared>,
     capacity: usize,
 }
 
-impl Handoff for StdMpscHandoff {
-    type Producer<T: Send + 'static> = StdMpscProducer<T>;
-    type Consumer<T: Send + 'static> = StdMpscConsumer<T>;
+impl<C: Channel, T: Send + 'static> fmt::Debug for ChannelProducer<C, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChannelProducer").field("channel", &C::NAME).finish_non_exhaustive()
+    }
+}
+
+impl<C: Channel, T: Send + 'static> fmt::Debug for ChannelConsumer<C, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChannelConsumer").field("channel", &C::NAME).finish_non_exhaustive()
+    }
+}
+
+impl<C: Channel> Handoff for ChannelHandoff<C> {
+    type Producer<T: Send + 'static> = ChannelProducer<C, T>;
+    type Consumer<T: Send + 'static> = ChannelConsumer<C, T>;
 
     fn name(&self) -> String {
-        "std-mpsc".to_string()
+        C::NAME.to_string()
     }
 
     fn capacity(&self) -> Option<usize> {
@@ -292,35 +314,44 @@ impl Handoff for StdMpscHandoff {
         &self,
         producers: usize,
     ) -> Result<(Vec<Self::Producer<T>>, Self::Consumer<T>), ConfigError> {
-        check_producers("std-mpsc", producers)?;
-        check_capacity("std-mpsc", self.capacity)?;
-        let (tx, rx) = mpsc::sync_channel(self.capacity);
-        let shared = Shared::new(producers, true);
+        check_producers(C::NAME, producers)?;
+        check_capacity(C::NAME, self.capacity)?;
+        let (tx, rx) = C::bounded(self.capacity);
+        let shared = Shared::new(producers, !C::HAS_LEN);
         let capacity = self.capacity;
         let txs = (0..producers)
-            .map(|index| StdMpscProducer {
+            .map(|index| ChannelProducer {
                 tx: tx.clone(),
                 shared: shared.clone(),
                 index,
                 capacity,
             })
             .collect();
-        Ok((txs, StdMpscConsumer { rx: Some(rx), shared, capacity }))
+        Ok((txs, ChannelConsumer { rx: Some(rx), shared, capacity }))
     }
 }
 
-impl<T: Send + 'static> Producer<T> for StdMpscProducer<T> {
+impl<C: Channel, T: Send + 'static> ChannelProducer<C, T> {
+    #[inline]
+    fn sent(&self) {
+        if !C::HAS_LEN {
+            self.shared.count_sent(self.index);
+        }
+    }
+}
+
+impl<C: Channel, T: Send + 'static> Producer<T> for ChannelProducer<C, T> {
     #[inline]
     fn send(&mut self, msg: T) -> Result<(), SendError<T>> {
         if self.shared.is_closed() {
             return Err(SendError(msg));
         }
-        match self.tx.send(Some(msg)) {
+        match C::send(&self.tx, Some(msg)) {
             Ok(()) => {
-                self.shared.count_sent(self.index);
+                self.sent();
                 Ok(())
             }
-            Err(e) => Err(SendError(e.0.expect("a message"))),
+            Err(m) => Err(SendError(m.expect("a message"))),
         }
     }
 
@@ -328,37 +359,46 @@ impl<T: Send + 'static> Producer<T> for StdMpscProducer<T> {
         if self.shared.is_closed() {
             return Err(TrySendError::Closed(msg));
         }
-        match self.tx.try_send(Some(msg)) {
+        match C::try_send(&self.tx, Some(msg)) {
             Ok(()) => {
-                self.shared.count_sent(self.index);
+                self.sent();
                 Ok(())
             }
-            Err(mpsc::TrySendError::Full(m)) => Err(TrySendError::Full(m.expect("a message"))),
-            Err(mpsc::TrySendError::Disconnected(m)) => {
-                Err(TrySendError::Closed(m.expect("a message")))
-            }
+            Err(ChanTrySendError::Full(m)) => Err(TrySendError::Full(m.expect("a message"))),
+            Err(ChanTrySendError::Gone(m)) => Err(TrySendError::Closed(m.expect("a message"))),
         }
     }
 
     fn close(&self) {
         if !self.shared.closed.swap(true, Ordering::AcqRel) {
-            let _ = self.tx.send(None);
+            // Wake a consumer blocked in `recv`; fails only when the consumer is gone.
+            let _ = C::send(&self.tx, None);
         }
     }
 
     fn depth(&self) -> usize {
-        self.shared.counted_depth(self.capacity)
+        if C::HAS_LEN {
+            C::tx_len(&self.tx)
+        } else {
+            self.shared.counted_depth(self.capacity)
+        }
     }
 }
 
-impl<T: Send + 'static> StdMpscConsumer<T> {
+impl<C: Channel, T: Send + 'static> ChannelConsumer<C, T> {
+    #[inline]
+    fn got(&self, m: T) -> T {
+        if !C::HAS_LEN {
+            self.shared.count_received(1);
+        }
+        m
+    }
+
+    /// After the close marker: hand out what is left, then end for good.
     fn drain_after_close(&mut self) -> Option<T> {
         while let Some(rx) = &self.rx {
-            match rx.try_recv() {
-                Ok(Some(m)) => {
-                    self.shared.count_received(1);
-                    return Some(m);
-                }
+            match C::try_recv(rx) {
+                Ok(Some(m)) => return Some(self.got(m)),
                 Ok(None) => continue,
                 Err(_) => self.rx = None,
             }
@@ -367,18 +407,15 @@ impl<T: Send + 'static> StdMpscConsumer<T> {
     }
 }
 
-impl<T: Send + 'static> Consumer<T> for StdMpscConsumer<T> {
+impl<C: Channel, T: Send + 'static> Consumer<T> for ChannelConsumer<C, T> {
     #[inline]
     fn recv(&mut self) -> Option<T> {
         let rx = self.rx.as_ref()?;
         if !self.shared.is_closed() {
-            match rx.recv() {
-                Ok(Some(m)) => {
-                    self.shared.count_received(1);
-                    return Some(m);
-                }
-                Ok(None) => {}
-                Err(_) => {
+            match C::recv(rx) {
+                Some(Some(m)) => return Some(self.got(m)),
+                Some(None) => {}
+                None => {
                     self.rx = None;
                     return None;
                 }
@@ -389,20 +426,17 @@ impl<T: Send + 'static> Consumer<T> for StdMpscConsumer<T> {
 
     fn try_recv(&mut self) -> Result<T, TryRecvError> {
         let Some(rx) = self.rx.as_ref() else { return Err(TryRecvError::Ended) };
-        match rx.try_recv() {
-            Ok(Some(m)) => {
-                self.shared.count_received(1);
-                Ok(m)
-            }
+        match C::try_recv(rx) {
+            Ok(Some(m)) => Ok(self.got(m)),
             Ok(None) => self.drain_after_close().ok_or(TryRecvError::Ended),
-            Err(mpsc::TryRecvError::Empty) => {
+            Err(ChanTryRecvError::Empty) => {
                 if self.shared.is_closed() {
                     self.drain_after_close().ok_or(TryRecvError::Ended)
                 } else {
                     Err(TryRecvError::Empty)
                 }
             }
-            Err(mpsc::TryRecvError::Disconnected) => {
+            Err(ChanTryRecvError::Gone) => {
                 self.rx = None;
                 Err(TryRecvError::Ended)
             }
@@ -410,7 +444,11 @@ impl<T: Send + 'static> Consumer<T> for StdMpscConsumer<T> {
     }
 
     fn depth(&self) -> usize {
-        self.shared.counted_depth(self.capacity)
+        match &self.rx {
+            Some(rx) if C::HAS_LEN => C::rx_len(rx),
+            None if C::HAS_LEN => 0,
+            _ => self.shared.counted_depth(self.capacity),
+        }
     }
 }
 
