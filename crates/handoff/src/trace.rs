@@ -12,7 +12,9 @@
 //!
 //! Everything is at `TRACE` level: with no subscriber (or a disabled level) each call site
 //! costs one cached-interest check. Variants emit counters and waits at batch or wait
-//! boundaries, never once per message on a fast path.
+//! boundaries, never once per message on a fast path. Per-batch records ([`batch_span!`],
+//! [`counter!`]) can be sampled: each call site keeps one call in [`batch_every`] per
+//! thread (default 1: all; the lab's flight mode sets 16, its full capture keeps all).
 
 pub use tracing;
 
@@ -40,16 +42,56 @@ pub fn flow_id(producer: u32, seq: u64) -> u64 {
     ((producer as u64) << 40 | (seq & ((1 << 40) - 1))) + 1
 }
 
+/// Whether this call site (its own `countdown`), on this thread, keeps this call: every
+/// call while `TRACE` is disabled (the event is then a no-op anyway, and the off path stays
+/// one level check), else the first and then one in [`batch_every`].
+#[doc(hidden)]
+#[inline(always)]
+pub fn keep(countdown: &'static std::thread::LocalKey<std::cell::Cell<u32>>) -> bool {
+    if !tracing::level_enabled!(tracing::Level::TRACE) {
+        return true;
+    }
+    countdown.with(|c| match c.get() {
+        0 => {
+            c.set(batch_every() - 1);
+            true
+        }
+        n => {
+            c.set(n - 1);
+            false
+        }
+    })
+}
+
+static BATCH_EVERY: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+/// One in how many per-batch records (batch spans, counter samples) each call site keeps
+/// per thread.
+pub fn batch_every() -> u32 {
+    BATCH_EVERY.load(std::sync::atomic::Ordering::Relaxed).max(1)
+}
+
+/// Sets [`batch_every`] (at least 1) for every thread; takes effect at each call site's
+/// next kept call.
+pub fn set_batch_every(k: u32) {
+    BATCH_EVERY.store(k.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Emits a counter sample: `counter!("queue_depth", n)`.
 #[macro_export]
 macro_rules! counter {
-    ($name:literal, $value:expr) => {
-        $crate::trace::tracing::trace!(
-            target: "lab::counter",
-            counter = $name,
-            value = ($value) as u64
-        )
-    };
+    ($name:literal, $value:expr) => {{
+        ::std::thread_local! {
+            static COUNTDOWN: ::std::cell::Cell<u32> = const { ::std::cell::Cell::new(0) };
+        }
+        if $crate::trace::keep(&COUNTDOWN) {
+            $crate::trace::tracing::trace!(
+                target: "lab::counter",
+                counter = $name,
+                value = ($value) as u64
+            )
+        }
+    }};
 }
 
 /// Emits an instant: `instant!("overflow", count = n)`.
@@ -71,9 +113,16 @@ macro_rules! wait_span {
 /// Enters a consumer batch span: `let _b = batch_span!(n);`.
 #[macro_export]
 macro_rules! batch_span {
-    ($size:expr) => {
-        $crate::trace::tracing::trace_span!("batch", size = ($size) as u64).entered()
-    };
+    ($size:expr) => {{
+        ::std::thread_local! {
+            static COUNTDOWN: ::std::cell::Cell<u32> = const { ::std::cell::Cell::new(0) };
+        }
+        if $crate::trace::keep(&COUNTDOWN) {
+            $crate::trace::tracing::trace_span!("batch", size = ($size) as u64).entered()
+        } else {
+            $crate::trace::tracing::Span::none().entered()
+        }
+    }};
 }
 
 /// A minimal `tracing` subscriber that logs span names with their fields and events with

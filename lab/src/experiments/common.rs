@@ -50,11 +50,14 @@ impl Opts {
             }
             None => None,
         };
-        let runs = num("runs", &a.runs)? as usize;
+        // trace-overhead runs many short children (see its docs); the others few long ones.
+        let (default_runs, default_warmup) =
+            if a.experiment == "trace-overhead" { ("1", "2") } else { ("5", "3") };
+        let runs = num("runs", a.runs.as_deref().unwrap_or(default_runs))? as usize;
         if runs == 0 {
             return Err("--runs must be at least 1 (got 0)".into());
         }
-        let warmup = num("warmup", &a.warmup)? as usize;
+        let warmup = num("warmup", a.warmup.as_deref().unwrap_or(default_warmup))? as usize;
         let (trace, heap) = trace_heap_flags(&a.trace, &a.heap)?;
         let timeout = Duration::from_secs(num("timeout", &a.timeout)?.max(1));
         Ok(Opts {

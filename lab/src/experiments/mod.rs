@@ -81,12 +81,12 @@ pub struct XArgs {
     /// [default: per experiment].
     #[arg(long)]
     pub elements: Option<String>,
-    /// Measured runs (iterations) per workload [default: 5].
-    #[arg(long, default_value = "5")]
-    pub runs: String,
-    /// Warm-up runs (iterations) per workload [default: 3].
-    #[arg(long, default_value = "3")]
-    pub warmup: String,
+    /// Measured runs (iterations) per workload [default: 5; trace-overhead: 1 per child].
+    #[arg(long)]
+    pub runs: Option<String>,
+    /// Warm-up runs (iterations) per workload [default: 3; trace-overhead: 2 per child].
+    #[arg(long)]
+    pub warmup: Option<String>,
     /// Output folder [default: traces/<experiment>/<timestamp>/ in the workspace].
     #[arg(long)]
     pub out: Option<PathBuf>,
