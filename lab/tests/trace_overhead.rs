@@ -175,7 +175,15 @@ fn trace_overhead_reports_each_mode_against_off_on_the_system_allocator() {
 
 #[test]
 fn trace_overhead_refuses_bad_input() {
-    let o = lab(&["trace-overhead", "--elements", "0"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--elements"), "{}", text(&o));
+    for (args, says) in [
+        (&["trace-overhead", "--elements", "0"][..], "--elements"),
+        (&["trace-overhead", "--rounds", "3"][..], "at least 6"),
+        (&["trace-overhead", "--rounds", "many"][..], "--rounds"),
+        (&["subscribe-overhead", "--rounds", "10"][..], "trace-overhead only"),
+    ] {
+        let o = lab(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says) && err.lines().count() == 1, "{args:?}: {}", text(&o));
+    }
 }

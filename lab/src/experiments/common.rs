@@ -28,6 +28,8 @@ pub struct Opts {
     pub elements: Option<u64>,
     pub runs: usize,
     pub warmup: usize,
+    /// trace-overhead: rounds of the deciding workload (`--rounds`).
+    pub rounds: Option<usize>,
     pub out: Option<PathBuf>,
     pub trace: bool,
     pub heap: bool,
@@ -58,6 +60,23 @@ impl Opts {
             return Err("--runs must be at least 1 (got 0)".into());
         }
         let warmup = num("warmup", a.warmup.as_deref().unwrap_or(default_warmup))? as usize;
+        let rounds = match &a.rounds {
+            None => None,
+            Some(_) if a.experiment != "trace-overhead" => {
+                return Err(format!(
+                    "--rounds applies to trace-overhead only, not to {}",
+                    a.experiment
+                ))
+            }
+            Some(r) => match num("rounds", r)? {
+                n if n < 6 => {
+                    return Err(format!(
+                        "--rounds must be at least 6 (an interval needs 6 rounds), got {n}"
+                    ))
+                }
+                n => Some(n as usize),
+            },
+        };
         let (trace, heap) = trace_heap_flags(&a.trace, &a.heap)?;
         let timeout = Duration::from_secs(num("timeout", &a.timeout)?.max(1));
         Ok(Opts {
@@ -65,6 +84,7 @@ impl Opts {
             elements,
             runs,
             warmup,
+            rounds,
             out: a.out.clone(),
             trace,
             heap,

@@ -252,6 +252,7 @@ pub fn run(args: &[String]) -> Result<i32, String> {
         elements: Some(a.requests),
         runs: a.runs,
         warmup: 0,
+        rounds: None,
         out: a.out.clone(),
         trace,
         heap,

@@ -87,6 +87,9 @@ pub struct XArgs {
     /// Warm-up runs (iterations) per workload [default: 3; trace-overhead: 2 per child].
     #[arg(long)]
     pub warmup: Option<String>,
+    /// Rounds of trace-overhead's deciding workload [default: 200]; trace-overhead only.
+    #[arg(long)]
+    pub rounds: Option<String>,
     /// Output folder [default: traces/<experiment>/<timestamp>/ in the workspace].
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -12,7 +12,8 @@
 //!
 //! Workloads (16-byte messages, one consumer, a latency sample every 1024th message):
 //! * the deciding one, `locked P=2`: the seed's baseline queue, two producers and one
-//!   consumer, 100 rounds. It also runs `off` twice per round (the A/A control: off against
+//!   consumer, 200 rounds (`--rounds N` sets them; 100 left the interval's top at +3.3%
+//!   in two runs of three, 200 decided it). It also runs `off` twice per round (the A/A control: off against
 //!   off must cost 0 within the interval).
 //! * context ones, `ring[yielding] P=1` and `ring[blocking] P=2`: reported, not decided.
 //!   The ring's runs are bimodal on two cores (a consumer right behind its producer moves
@@ -100,7 +101,7 @@ pub const WORKLOADS: [Workload; 3] = [
         producers: 2,
         label: "locked P=2",
         decides: true,
-        rounds: 100,
+        rounds: 200,
         ring_size: RING_SIZE,
     },
     Workload {
@@ -472,6 +473,14 @@ fn stem(w: &Workload) -> String {
 
 /// The parent: runs the children round by round, then tables, targets and files.
 pub(super) fn run(o: &Opts) -> Result<i32, String> {
+    // `--rounds` sets the deciding workload's rounds (more narrow its interval).
+    let workloads: Vec<Workload> = WORKLOADS
+        .iter()
+        .map(|w| Workload {
+            rounds: if w.decides { o.rounds.unwrap_or(w.rounds) } else { w.rounds },
+            ..*w
+        })
+        .collect();
     let n = o.elements.unwrap_or(DEFAULT_MESSAGES);
     let (dir, default) = common::run_dir(o)?;
     let exe = common::lab_exe()?;
@@ -489,15 +498,15 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
                 .to_string(),
         );
     }
-    let slot_lists: Vec<Vec<&str>> = WORKLOADS.iter().map(slots).collect();
+    let slot_lists: Vec<Vec<&str>> = workloads.iter().map(slots).collect();
     let mut got: Vec<Vec<Gathered>> =
         slot_lists.iter().map(|s| s.iter().map(|_| Gathered::default()).collect()).collect();
     let mut files = Vec::new();
-    let total: usize = WORKLOADS.iter().zip(&slot_lists).map(|(w, s)| w.rounds * s.len()).sum();
-    let max_rounds = WORKLOADS.iter().map(|w| w.rounds).max().unwrap_or(0);
+    let total: usize = workloads.iter().zip(&slot_lists).map(|(w, s)| w.rounds * s.len()).sum();
+    let max_rounds = workloads.iter().map(|w| w.rounds).max().unwrap_or(0);
     let mut done = 0;
     for round in 0..max_rounds {
-        for (wi, w) in WORKLOADS.iter().enumerate().filter(|(_, w)| round < w.rounds) {
+        for (wi, w) in workloads.iter().enumerate().filter(|(_, w)| round < w.rounds) {
             let sl = &slot_lists[wi];
             for k in 0..sl.len() {
                 let si = (k + round) % sl.len();
@@ -648,7 +657,7 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
     let mut invalid = false;
     let mut allocators: Vec<AllocatorProbe> = Vec::new();
     let mut cost_rows: Vec<(String, &str, RecordCost)> = Vec::new();
-    for (wi, w) in WORKLOADS.iter().enumerate() {
+    for (wi, w) in workloads.iter().enumerate() {
         let off = &got[wi][0];
         let off_s = Summary::of(&off.runs_ms);
         // off's undisturbed time per run: the median over rounds of each child's best run.
@@ -853,7 +862,7 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
                      recording. Context only: the target is decided on {}.",
                     w.label,
                     fmt_cost(&per_round),
-                    WORKLOADS[0].label
+                    workloads[0].label
                 ));
             }
             rows.push(json!({
@@ -938,8 +947,8 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
              context: the ring's runs are bimodal on two cores, and a blocking handoff changes \
              its dynamics when a thread is slowed (larger batches, fewer wake-ups), so its \
              'cost' can be negative.",
-            WORKLOADS.iter().map(|w| w.label).collect::<Vec<_>>().join(", "),
-            WORKLOADS[0].label
+            workloads.iter().map(|w| w.label).collect::<Vec<_>>().join(", "),
+            workloads[0].label
         ),
         "off: a timed child exactly as in disruptor-vs-lbq (no subscriber; the harness's \
          publish/consume spans compiled out). flight: the flight recorder installed before the \
@@ -954,7 +963,7 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
              best run time / the off child's − 1 (the best run: other processes only slow runs \
              down); the cost is the median over rounds with \
              its order-statistics confidence interval (≥ 95%).",
-            WORKLOADS
+            workloads
                 .iter()
                 .map(|w| format!("{} for {}", w.rounds, w.label))
                 .collect::<Vec<_>>()
@@ -991,7 +1000,7 @@ pub(super) fn run(o: &Opts) -> Result<i32, String> {
             "runs_per_child": o.runs,
             "warmup_per_child": o.warmup,
             "modes": MODES,
-            "workloads": WORKLOADS.iter().map(|w| json!({
+            "workloads": workloads.iter().map(|w| json!({
                 "label": w.label, "variant": w.variant, "wait": w.wait,
                 "producers": w.producers, "decides": w.decides, "rounds": w.rounds,
                 "ring_size": w.ring_size,
