@@ -18,10 +18,11 @@ pub fn flight_config() -> flight_recorder::Config {
 }
 
 /// Per-batch records the flight mode keeps: one consumer batch span and one per-batch
-/// counter sample in this many, per call site and thread (`handoff::trace::batch_every`).
-/// Measured (`lab run trace-overhead`, locked P=2, 60 rounds each): every batch recorded
-/// cost +3.7% [+0.6, +5.5] of throughput, one in 16 +0.2% [−1.9, +2.8]. Waits, instants and the
-/// sampled publish/consume flows are all kept; `--trace full` keeps every batch.
+/// counter sample (`handoff::batch_counter!`) in this many, per call site and thread
+/// (`handoff::trace::batch_every`). Measured (`lab run trace-overhead`, locked P=2, 60
+/// rounds each): every batch recorded cost +3.7% [+0.6, +5.5] of throughput, one in 16
+/// +0.2% [−1.9, +2.8]. Other counters, waits, instants and the sampled publish/consume
+/// flows are all kept; `--trace full` keeps every batch.
 pub const FLIGHT_BATCH_EVERY: u32 = 16;
 
 /// Installs the flight recorder as the lab's children do: [`flight_config`], and per-batch

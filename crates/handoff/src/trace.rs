@@ -13,8 +13,9 @@
 //! Everything is at `TRACE` level: with no subscriber (or a disabled level) each call site
 //! costs one cached-interest check. Variants emit counters and waits at batch or wait
 //! boundaries, never once per message on a fast path. Per-batch records ([`batch_span!`],
-//! [`counter!`]) can be sampled: each call site keeps one call in [`batch_every`] per
-//! thread (default 1: all; the lab's flight mode sets 16, its full capture keeps all).
+//! [`batch_counter!`]) can be sampled: each call site keeps one call in [`batch_every`] per
+//! thread (default 1: all; the lab's flight mode sets 16, its full capture keeps all);
+//! other counters ([`counter!`]), waits and instants are always kept.
 
 pub use tracing;
 
@@ -77,19 +78,29 @@ pub fn set_batch_every(k: u32) {
     BATCH_EVERY.store(k.max(1), std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Emits a counter sample: `counter!("queue_depth", n)`.
+/// Emits a counter sample: `counter!("queue_depth", n)`. Every call is kept; a counter
+/// sampled once per consumer batch uses [`batch_counter!`].
 #[macro_export]
 macro_rules! counter {
+    ($name:literal, $value:expr) => {
+        $crate::trace::tracing::trace!(
+            target: "lab::counter",
+            counter = $name,
+            value = ($value) as u64
+        )
+    };
+}
+
+/// Emits a counter sample taken once per consumer batch (`batch_counter!("queue_depth",
+/// n)`): as [`counter!`], but this call site keeps one call in [`batch_every`] per thread.
+#[macro_export]
+macro_rules! batch_counter {
     ($name:literal, $value:expr) => {{
         ::std::thread_local! {
             static COUNTDOWN: ::std::cell::Cell<u32> = const { ::std::cell::Cell::new(0) };
         }
         if $crate::trace::keep(&COUNTDOWN) {
-            $crate::trace::tracing::trace!(
-                target: "lab::counter",
-                counter = $name,
-                value = ($value) as u64
-            )
+            $crate::counter!($name, $value)
         }
     }};
 }

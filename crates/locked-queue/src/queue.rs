@@ -478,7 +478,7 @@ impl<T> LinkedBlockingQueue<T> {
                 return 0;
             }
             let available = self.count.load(Ordering::Acquire);
-            handoff::counter!("queue_depth", available);
+            handoff::batch_counter!("queue_depth", available);
             let n = available.min(max);
             let before = {
                 let _batch = handoff::batch_span!(n);

@@ -143,7 +143,7 @@ impl<T> NaiveBuffer<T> {
         }
         let items = std::mem::take(&mut st.items);
         drop(st);
-        handoff::counter!("queue_depth", items.len());
+        handoff::batch_counter!("queue_depth", items.len());
         Swap::Items(items)
     }
 

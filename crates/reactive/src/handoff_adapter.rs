@@ -334,7 +334,7 @@ impl<T: Send + 'static> Consumer<T> for ReactiveConsumer<T> {
         loop {
             let depth = self.state.ring.len();
             if depth > 0 {
-                handoff::counter!("queue_depth", depth);
+                handoff::batch_counter!("queue_depth", depth);
                 let _b = handoff::batch_span!(depth.min(max));
                 let mut n = 0;
                 while n < max {

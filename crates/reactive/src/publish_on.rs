@@ -271,7 +271,7 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> State<T, S> {
             let r = self.requested.load(Ordering::Acquire);
             let mut e = ds.produced;
             let depth = if tracing::enabled!(tracing::Level::TRACE) { self.ring.len() } else { 0 };
-            handoff::counter!("queue_depth", depth);
+            handoff::batch_counter!("queue_depth", depth);
             let _b = handoff::batch_span!(depth);
             let Some(down) = ds.down.as_mut() else { return };
             let mut interrupted = false;

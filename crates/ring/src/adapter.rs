@@ -260,7 +260,7 @@ impl<T, W: WaitStrategy> RingReceiver<T, W> {
         if *next == *avail {
             match sh.core.wait_for_data(*next) {
                 Ok(end) => {
-                    handoff::counter!("queue_depth", end - *next);
+                    handoff::batch_counter!("queue_depth", end - *next);
                     *avail = end;
                 }
                 Err(_) => return None,
@@ -310,7 +310,7 @@ impl<T, W: WaitStrategy> RingReceiver<T, W> {
         let first = *next;
         let stop = (*avail).min(first + max.max(1) as u64);
         let _b = handoff::batch_span!(stop - first);
-        handoff::counter!("queue_depth", *avail - first);
+        handoff::batch_counter!("queue_depth", *avail - first);
         let guard = Consumed { sh, next };
         for s in first..stop {
             // SAFETY: `s < avail`: published and unread; the guard's `next` moves past it

@@ -209,7 +209,7 @@ where
         };
         {
             let _b = handoff::batch_span!(end - next);
-            handoff::counter!("queue_depth", end - next);
+            handoff::batch_counter!("queue_depth", end - next);
             for s in next..end {
                 at = s;
                 // SAFETY: `s` is published (below `end`) and this processor's gate is

@@ -160,7 +160,7 @@ pub fn allocator_probe() -> AllocatorProbe {
 /// What one record costs the calling thread under the current subscriber, ns per call.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RecordCost {
-    /// A counter event (`handoff::counter!`), as the variants emit per batch.
+    /// A counter event (`handoff::batch_counter!`), as the variants emit per batch.
     pub event_ns: f64,
     /// A span created, entered, exited and closed (`handoff::batch_span!`).
     pub span_ns: f64,
@@ -189,7 +189,7 @@ pub fn record_cost() -> RecordCost {
     let every = handoff::trace::batch_every();
     handoff::trace::set_batch_every(1);
     let cost = RecordCost {
-        event_ns: per_call_ns(|i| handoff::counter!("queue_depth", i)),
+        event_ns: per_call_ns(|i| handoff::batch_counter!("queue_depth", i)),
         span_ns: per_call_ns(|i| {
             let _b = handoff::batch_span!(i);
         }),
