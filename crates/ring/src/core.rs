@@ -24,11 +24,21 @@ const CLAIM_GONE: u64 = 1 << 62;
 const CLAIM_FLAGS: u64 = CLAIM_CLOSED | CLAIM_GONE;
 
 /// A batch processor that finds fewer than this many events published, without having
-/// waited for them, pauses [`SHORT_PAUSE`] spin hints and looks again (see
+/// waited for them, pauses [`SHORT_PAUSE`] spin hints and looks again, up to
+/// [`SHORT_ROUNDS`] times while each pause adds at least [`SHORT_GROWTH`] events (see
 /// [`Core::wait_for_run`]).
-pub(crate) const SHORT_RUN: u64 = 64;
-/// Spin hints of that pause (about 0.4 µs on the lab's Xeon: 12 ns each).
+pub(crate) const SHORT_RUN: u64 = 1024;
+/// Spin hints of one pause (about 0.4 µs on the lab's Xeon: 12 ns each).
 pub(crate) const SHORT_PAUSE: u32 = 32;
+/// Most pauses before a short run is taken anyway (≈ 13 µs).
+pub(crate) const SHORT_ROUNDS: u32 = 32;
+/// Fewest events a pause must add for the processor to pause again: 8 per ~0.4 µs is a
+/// stream of ~20 M events/s. A slower stream is taken after one pause.
+pub(crate) const SHORT_GROWTH: u64 = 8;
+
+/// How far ahead of its claim a multi-producer handle prefetches slot and availability
+/// lines for writing (see [`Multi::claim`]).
+const PREFETCH_AHEAD: u64 = 16;
 
 /// The largest ring: 2^30 slots.
 pub(crate) const MAX_SIZE: usize = 1 << 30;
@@ -258,6 +268,9 @@ pub(crate) struct MultiClaim {
 
 /// Cap of [`MultiClaim::step`]: at most 2^8 spin hints (2^6, crossbeam's `Backoff` limit, and 2^10 measured slower).
 const MAX_BACKOFF_STEP: u32 = 8;
+/// Most pauses of a contended handle while other producers keep claiming (≈ 50 µs at
+/// the top step): bounds how long one core's producers can keep another's waiting.
+const WATCH_ROUNDS: u32 = 16;
 
 impl Multi {
     #[inline(always)]
@@ -301,11 +314,23 @@ impl Sequencer for Multi {
         // on two cores that ran at a third of crossbeam's rate. A handle whose previous
         // claim found another producer's claim in between pauses before the next one
         // (exponentially, up to 2^8 hints; reset by an uncontended claim), so claims come
-        // in bursts from one core. Before the claim: nothing claimed waits on the pause.
+        // in bursts from one core. It pauses again, up to `WATCH_ROUNDS` times, while the
+        // cursor moved during the pause: another core is in a burst, and joining it would
+        // only split it (measured on 2 cores, `examples/mpsc_modes.rs`: 2–6 producers
+        // ~60 → ~65 M events/s; a yield there instead did no better). The look is a plain
+        // load, once per pause. Before the claim: nothing claimed waits on the pause.
         // (Not under loom: a pause changes no outcome, and each hint would be a yield.)
         if !cfg!(loom) && c.step > 0 {
-            for _ in 0..1u32 << c.step {
-                crate::loom::spin_loop();
+            let mut seen = core.seq.claim.load(Ordering::Relaxed);
+            for _ in 0..WATCH_ROUNDS {
+                for _ in 0..1u32 << c.step {
+                    crate::loom::spin_loop();
+                }
+                let now = core.seq.claim.load(Ordering::Relaxed);
+                if now == seen {
+                    break;
+                }
+                seen = now;
             }
         }
         // The one read-modify-write of the claim path. Relaxed: slot ownership comes
@@ -327,6 +352,16 @@ impl Sequencer for Multi {
         if last >= c.limit {
             c.limit = core.wait_for_room(last)?;
         }
+        // The `lock xadd` above is a full barrier on x86: it waits until this handle's
+        // earlier slot and availability stores own their cache lines. Those lines were
+        // last read by the consumer (or written by a producer on the other core), so each
+        // new line cost a cross-core fetch with the pipeline stalled. Fetching them for
+        // writing a few claims ahead overlaps that with the work in between (measured with
+        // `examples/mpsc_modes.rs` on 2 cores: one producer ~50 → ~70 M events/s, 2–6
+        // producers ~55 → ~60). A hint only: nothing is read or written early.
+        let ahead = last + PREFETCH_AHEAD;
+        crate::loom::prefetch_write(core.cell(ahead));
+        crate::loom::prefetch_write(core.seq.slot(ahead));
         Ok(prev)
     }
 
@@ -569,28 +604,43 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
     }
 
     /// As [`Core::wait_for_data`], for a batch processor: a run shorter than
-    /// [`SHORT_RUN`], found without waiting, is looked at again after a short pause.
+    /// [`SHORT_RUN`], found without waiting, is looked at again after a short pause, and
+    /// again while the stream is fast (each pause added at least [`SHORT_GROWTH`]
+    /// events), at most [`SHORT_ROUNDS`] times.
     ///
-    /// Why: a consumer as fast as its producer otherwise settles right behind it, taking
-    /// runs of a few events and reading each slot line while the producer still writes
-    /// the rest of it, so lines and the cursor cross cores several times per line
-    /// (measured, SPSC BusySpin on 2 cores, `examples/spsc_modes.rs`: runs of 20–90
-    /// events at ~120 M events/s; with the pause, runs of hundreds to thousands at
-    /// ~290 M/s). Not after a wait: an event that arrives at an idle consumer is
-    /// handled at once, so the pause costs latency only while events stream.
+    /// Why: a consumer as fast as its producers otherwise settles right behind them,
+    /// taking runs of a few events and reading the slot and availability lines they are
+    /// still writing, so lines and cursors cross cores several times per line. Measured
+    /// on 2 cores: SPSC BusySpin (`examples/spsc_modes.rs`) ran at ~120 M events/s with
+    /// runs of 20–90 and at ~290 with one pause; a multi-producer ring with one
+    /// producer (`examples/mpsc_modes.rs`), whose claim is a full barrier that waits for
+    /// those lines, ran at ~24 M/s with runs of ~15, and at ~50 with runs of ~1000.
+    /// Not after a wait: an event that arrives at an idle consumer is handled at once,
+    /// and a stream slower than ~20 M/s pauses once, so the pauses cost latency only
+    /// while events stream fast.
     #[inline]
     pub(crate) fn wait_for_run(&self, next: u64) -> Result<u64, Stop> {
-        let end = self.seq.published_end(next);
+        let mut end = self.seq.published_end(next);
         if end == next {
             return self.wait_for_data_slow(next);
         }
-        if cfg!(loom) || end - next >= SHORT_RUN {
+        if cfg!(loom) {
             return Ok(end);
         }
-        for _ in 0..SHORT_PAUSE {
-            crate::loom::spin_loop();
+        for _ in 0..SHORT_ROUNDS {
+            if end - next >= SHORT_RUN {
+                break;
+            }
+            for _ in 0..SHORT_PAUSE {
+                crate::loom::spin_loop();
+            }
+            let before = end;
+            end = self.seq.published_end(end);
+            if end - before < SHORT_GROWTH {
+                break;
+            }
         }
-        Ok(self.seq.published_end(end))
+        Ok(end)
     }
 
     #[cold]

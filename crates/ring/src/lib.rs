@@ -27,14 +27,21 @@
 //!   contiguous published sequence. Close and "consumers gone" are two bits of that
 //!   cursor, so a claim learns of them at no extra cost. A handle whose last claim was
 //!   interleaved with another producer's pauses (2^step spin hints, up to 2^8) before its
-//!   next one: a `fetch_add` never fails, so without it two producers on two cores moved
-//!   the cursor's line across cores on every claim (a departure from Java, measured: MPSC
-//!   on 2 cores went from ~16 to ~50 M msgs/s).
-//! * A batch event processor that finds a short run (under 64 events) without having
-//!   waited for it pauses ~0.4 µs and looks again, so it takes runs of hundreds instead
-//!   of trailing its producer slot by slot on the same cache lines (a departure from
-//!   Java, measured: SPSC BusySpin on 2 cores ~120 → ~290 M events/s,
-//!   `examples/spsc_modes.rs`); an event reaching an idle processor is handled at once.
+//!   next one, and keeps pausing while the cursor moves (another core is in a burst): a
+//!   `fetch_add` never fails, so without it two producers on two cores moved the
+//!   cursor's line across cores on every claim (a departure from Java, measured: MPSC on
+//!   2 cores went from ~16 to ~50 M msgs/s, and ~65 with the watching). After a claim
+//!   the handle prefetches, for writing, the slot and availability lines 16 sequences
+//!   ahead: on x86 the `fetch_add` is a full barrier that otherwise stalls on each new
+//!   line the consumer last read (one producer ~50 → ~70 M events/s).
+//! * A batch event processor that finds a short run (under 1024 events) without having
+//!   waited for it pauses ~0.4 µs and looks again, and again while the stream is fast
+//!   (≥ 8 events per pause, at most 32 pauses), so it takes runs of thousands instead of
+//!   trailing its producers slot by slot on the same cache lines (a departure from Java,
+//!   measured on 2 cores, `examples/spsc_modes.rs` and `examples/mpsc_modes.rs`: SPSC
+//!   BusySpin ~120 → ~290 M events/s with one pause, ~400 with more; a multi-producer
+//!   ring with one producer ~24 → ~70); an event reaching an idle processor is handled
+//!   at once, and a stream slower than ~20 M events/s pauses once.
 //! * Producers gate on the slowest consumer through a limit cached in each producer handle
 //!   and refreshed only when a claim reaches it. Cursors, gates and the state word are
 //!   `CachePadded`.

@@ -56,6 +56,21 @@ mod imp {
         std::thread::sleep(std::time::Duration::from_micros(100));
     }
 
+    /// Asks the CPU to fetch the cache line at `p` for writing (x86-64 `prefetchw`): a
+    /// hint, a no-op elsewhere and under Miri.
+    #[inline(always)]
+    pub(crate) fn prefetch_write<T>(p: *const T) {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        // SAFETY: `prefetchw` neither reads nor writes memory as the program sees it and
+        // never faults, whatever the address; where the CPU lacks it, it decodes as a NOP
+        // (Intel SDM, PREFETCHW). It changes no register or flag.
+        unsafe {
+            std::arch::asm!("prefetchw [{0}]", in(reg) p, options(nostack, preserves_flags, readonly));
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        let _ = p;
+    }
+
     pub(crate) use std::thread::{Builder as ThreadBuilder, JoinHandle};
 }
 
@@ -84,6 +99,9 @@ mod imp {
     pub(crate) fn park_for_room() {
         loom::thread::yield_now();
     }
+
+    /// A hint the model has nothing to check in.
+    pub(crate) fn prefetch_write<T>(_p: *const T) {}
 
     pub(crate) use loom::thread::{Builder as ThreadBuilder, JoinHandle};
 }
