@@ -28,13 +28,15 @@ const CLAIM_FLAGS: u64 = CLAIM_CLOSED | CLAIM_GONE;
 /// [`SHORT_ROUNDS`] times while each pause adds at least [`SHORT_GROWTH`] events (see
 /// [`Core::wait_for_run`]).
 pub(crate) const SHORT_RUN: u64 = 1024;
-/// Spin hints of one pause (about 0.4 µs on the lab's Xeon: 12 ns each).
-pub(crate) const SHORT_PAUSE: u32 = 32;
-/// Most pauses before a short run is taken anyway (≈ 13 µs).
-pub(crate) const SHORT_ROUNDS: u32 = 32;
-/// Fewest events a pause must add for the processor to pause again: 8 per ~0.4 µs is a
+/// Spin hints of one pause (about 1.5 µs on the lab's Xeon: 12 ns each; 32 hints did as
+/// well for SPSC and ~15% worse for one producer through the multi-producer sequencer,
+/// whose claims the processor's looks at the newest lines slow down).
+pub(crate) const SHORT_PAUSE: u32 = 128;
+/// Most pauses before a short run is taken anyway (≈ 12 µs).
+pub(crate) const SHORT_ROUNDS: u32 = 8;
+/// Fewest events a pause must add for the processor to pause again: 32 per ~1.5 µs is a
 /// stream of ~20 M events/s. A slower stream is taken after one pause.
-pub(crate) const SHORT_GROWTH: u64 = 8;
+pub(crate) const SHORT_GROWTH: u64 = 32;
 
 /// How far ahead of its claim a multi-producer handle prefetches slot and availability
 /// lines for writing (see [`Multi::claim`]).
@@ -614,10 +616,10 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
     /// on 2 cores: SPSC BusySpin (`examples/spsc_modes.rs`) ran at ~120 M events/s with
     /// runs of 20–90 and at ~290 with one pause; a multi-producer ring with one
     /// producer (`examples/mpsc_modes.rs`), whose claim is a full barrier that waits for
-    /// those lines, ran at ~24 M/s with runs of ~15, and at ~50 with runs of ~1000.
-    /// Not after a wait: an event that arrives at an idle consumer is handled at once,
-    /// and a stream slower than ~20 M/s pauses once, so the pauses cost latency only
-    /// while events stream fast.
+    /// those lines, ran at ~24 M/s with runs of ~15, and at ~70–80 with runs of ~1000
+    /// (with the claim's prefetch). Not after a wait: an event that arrives at an idle
+    /// consumer is handled at once, and a stream slower than ~20 M/s pauses once
+    /// (~1.5 µs), so the pauses cost latency only while events stream fast.
     #[inline]
     pub(crate) fn wait_for_run(&self, next: u64) -> Result<u64, Stop> {
         let mut end = self.seq.published_end(next);

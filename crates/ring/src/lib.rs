@@ -35,12 +35,12 @@
 //!   ahead: on x86 the `fetch_add` is a full barrier that otherwise stalls on each new
 //!   line the consumer last read (one producer ~50 → ~70 M events/s).
 //! * A batch event processor that finds a short run (under 1024 events) without having
-//!   waited for it pauses ~0.4 µs and looks again, and again while the stream is fast
-//!   (≥ 8 events per pause, at most 32 pauses), so it takes runs of thousands instead of
+//!   waited for it pauses ~1.5 µs and looks again, and again while the stream is fast
+//!   (≥ 32 events per pause, at most 8 pauses), so it takes runs of thousands instead of
 //!   trailing its producers slot by slot on the same cache lines (a departure from Java,
 //!   measured on 2 cores, `examples/spsc_modes.rs` and `examples/mpsc_modes.rs`: SPSC
 //!   BusySpin ~120 → ~290 M events/s with one pause, ~400 with more; a multi-producer
-//!   ring with one producer ~24 → ~70); an event reaching an idle processor is handled
+//!   ring with one producer ~24 → ~70–80); an event reaching an idle processor is handled
 //!   at once, and a stream slower than ~20 M events/s pauses once.
 //! * Producers gate on the slowest consumer through a limit cached in each producer handle
 //!   and refreshed only when a claim reaches it. Cursors, gates and the state word are
