@@ -27,6 +27,38 @@ fn share(n: u64, producers: u64, p: u64) -> u64 {
     n / producers + u64::from(p < n % producers)
 }
 
+/// Starts `producers` threads, each sending its share of `n` events through a sender
+/// made by `make` (`send(producer id, i)`), then drops `make` (and the handles it owns),
+/// releases the threads together and times until they and `finish` are done.
+fn timed<S: FnMut(u64, u64) + Send + 'static>(
+    n: u64,
+    producers: u64,
+    mut make: impl FnMut() -> S,
+    finish: impl FnOnce(),
+) -> f64 {
+    let start = Arc::new(Barrier::new(producers as usize + 1));
+    let hs: Vec<_> = (0..producers)
+        .map(|id| {
+            let mut send = make();
+            let start = start.clone();
+            thread::spawn(move || {
+                start.wait();
+                for i in 0..share(n, producers, id) {
+                    send(id, i);
+                }
+            })
+        })
+        .collect();
+    drop(make);
+    start.wait();
+    let t0 = Instant::now();
+    for h in hs {
+        h.join().expect("producer");
+    }
+    finish();
+    t0.elapsed().as_secs_f64()
+}
+
 fn ring_trial<W: ring::WaitStrategy>(n: u64, producers: u64) -> (f64, f64) {
     let batches = Arc::new(AtomicU64::new(0));
     let b2 = batches.clone();
@@ -41,27 +73,15 @@ fn ring_trial<W: ring::WaitStrategy>(n: u64, producers: u64) -> (f64, f64) {
         })
         .build_multi()
         .expect("valid ring");
-    let start = Arc::new(Barrier::new(producers as usize + 1));
-    let hs: Vec<_> = (0..producers)
-        .map(|id| {
-            let mut p = p0.clone();
-            let start = start.clone();
-            thread::spawn(move || {
-                start.wait();
-                for i in 0..share(n, producers, id) {
-                    p.publish(|e| *e = Event { value: i, _producer: id }).expect("alive");
-                }
-            })
-        })
-        .collect();
-    drop(p0);
-    start.wait();
-    let t0 = Instant::now();
-    for h in hs {
-        h.join().expect("producer");
-    }
-    procs.join().expect("no panic");
-    let secs = t0.elapsed().as_secs_f64();
+    let make = move || {
+        let mut p = p0.clone();
+        move |id, i| {
+            p.publish(|e| *e = Event { value: i, _producer: id }).expect("processor alive");
+        }
+    };
+    let secs = timed(n, producers, make, || {
+        procs.join().expect("no panic");
+    });
     (n as f64 / secs / 1e6, n as f64 / batches.load(Relaxed).max(1) as f64)
 }
 
@@ -73,27 +93,12 @@ fn crossbeam_trial(n: u64, producers: u64) -> (f64, f64) {
             sum = std::hint::black_box(sum.wrapping_add(e.value));
         }
     });
-    let start = Arc::new(Barrier::new(producers as usize + 1));
-    let hs: Vec<_> = (0..producers)
-        .map(|id| {
-            let tx = tx.clone();
-            let start = start.clone();
-            thread::spawn(move || {
-                start.wait();
-                for i in 0..share(n, producers, id) {
-                    tx.send(Event { value: i, _producer: id }).expect("alive");
-                }
-            })
-        })
-        .collect();
-    drop(tx);
-    start.wait();
-    let t0 = Instant::now();
-    for h in hs {
-        h.join().expect("producer");
-    }
-    consumer.join().expect("consumer");
-    (n as f64 / t0.elapsed().as_secs_f64() / 1e6, 1.0)
+    let make = move || {
+        let tx = tx.clone();
+        move |id, i| tx.send(Event { value: i, _producer: id }).expect("consumer alive")
+    };
+    let secs = timed(n, producers, make, || consumer.join().expect("consumer"));
+    (n as f64 / secs / 1e6, 1.0)
 }
 
 /// Parses a positive number or exits with a one-line error naming `what`.
