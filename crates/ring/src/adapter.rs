@@ -302,14 +302,12 @@ impl<T, W: WaitStrategy> RingReceiver<T, W> {
         mut f: F,
     ) -> usize {
         if *next == *avail {
-            // A batch of more than one takes what is published now and, while events
-            // stream fast, what follows within a few µs (`Core::wait_for_run`, as the batch
-            // processor does). Measured, alternating builds of `lab run disruptor-vs-lbq
-            // --variants ring` on 2 cores: P=1 17–39 → 53–69 M msgs/s, P=2 19–42 → 31–48,
-            // P=4/6 unchanged; sampled latencies stay dominated by queueing.
-            let found =
-                if max > 1 { sh.core.wait_for_run(*next) } else { sh.core.wait_for_data(*next) };
-            match found {
+            // A batch takes what is published now and, while events stream fast, what
+            // follows within a few µs, up to `max` (`Core::wait_for_run`, as the batch
+            // processor does; `max` 1 never pauses). Measured, alternating builds of `lab
+            // run disruptor-vs-lbq --variants ring` on 2 cores: P=1 17–39 → 53–69 M msgs/s,
+            // P=2 19–42 → 31–48, P=4/6 unchanged; sampled latencies stay queueing-bound.
+            match sh.core.wait_for_run(*next, max as u64) {
                 Ok(end) => *avail = end,
                 Err(_) => return 0,
             }

@@ -605,10 +605,11 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
         self.wait_for_data_slow(next)
     }
 
-    /// As [`Core::wait_for_data`], for a batch processor: a run shorter than
-    /// [`SHORT_RUN`], found without waiting, is looked at again after a short pause, and
-    /// again while the stream is fast (each pause added at least [`SHORT_GROWTH`]
-    /// events), at most [`SHORT_ROUNDS`] times.
+    /// As [`Core::wait_for_data`], for a batch consumer that takes up to `want` events: a
+    /// run shorter than `want` (and than [`SHORT_RUN`]), found without waiting, is looked
+    /// at again after a short pause, and again while the stream is fast (each pause added
+    /// at least [`SHORT_GROWTH`] events), at most [`SHORT_ROUNDS`] times. `want` ≤ 1
+    /// never pauses.
     ///
     /// Why: a consumer as fast as its producers otherwise settles right behind them,
     /// taking runs of a few events and reading the slot and availability lines they are
@@ -621,7 +622,7 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
     /// consumer is handled at once, and a stream slower than ~20 M/s pauses once
     /// (~1.5 µs), so the pauses cost latency only while events stream fast.
     #[inline]
-    pub(crate) fn wait_for_run(&self, next: u64) -> Result<u64, Stop> {
+    pub(crate) fn wait_for_run(&self, next: u64, want: u64) -> Result<u64, Stop> {
         let mut end = self.seq.published_end(next);
         if end == next {
             return self.wait_for_data_slow(next);
@@ -629,8 +630,9 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
         if cfg!(loom) {
             return Ok(end);
         }
+        let want = want.min(SHORT_RUN);
         for _ in 0..SHORT_ROUNDS {
-            if end - next >= SHORT_RUN {
+            if end - next >= want {
                 break;
             }
             for _ in 0..SHORT_PAUSE {

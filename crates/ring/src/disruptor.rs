@@ -23,7 +23,9 @@
 //! assert_eq!(report.processed, vec![1_000]);
 //! ```
 
-use crate::core::{check_size, Core, Multi, Refused, Sequencer, Single, Stop, TryClaimError};
+use crate::core::{
+    check_size, Core, Multi, Refused, Sequencer, Single, Stop, TryClaimError, SHORT_RUN,
+};
 use crate::loom::{AtomicUsize, JoinHandle, Ordering, ThreadBuilder};
 use crate::wait::WaitStrategy;
 use crate::RingError;
@@ -203,7 +205,7 @@ where
         if core.state() & crate::core::ST_GONE != 0 {
             return Stop::Halted;
         }
-        let end = match core.wait_for_run(next) {
+        let end = match core.wait_for_run(next, SHORT_RUN) {
             Ok(end) => end,
             Err(stop) => return stop,
         };

@@ -42,7 +42,7 @@
 //!   BusySpin ~120 → ~290 M events/s with one pause, ~400 with more; a multi-producer
 //!   ring with one producer ~24 → ~70–80); an event reaching an idle processor is handled
 //!   at once, and a stream slower than ~20 M events/s pauses once. The handoff adapter's
-//!   `recv_batch` (max > 1) gathers its runs the same way.
+//!   `recv_batch` gathers its runs the same way, up to its `max`.
 //! * Producers gate on the slowest consumer through a limit cached in each producer handle
 //!   and refreshed only when a claim reaches it. Cursors, gates and the state word are
 //!   `CachePadded`.
