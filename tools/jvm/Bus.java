@@ -1,0 +1,730 @@
+// Seed 001's game-server message bus on the real JVM: java.util.concurrent.LinkedBlockingQueue
+// (put/take) against the LMAX Disruptor 3.4 (ringBuffer.next/get/publish, one EventHandler),
+// P producer threads and one consumer, measured like the Rust harness measures its ports.
+// A child process of the lab's runner: one JSON object per line on stdout, diagnostics on
+// stderr. See tools/jvm/README.md for the command line and the protocol.
+
+import com.lmax.disruptor.BlockingWaitStrategy;
+import com.lmax.disruptor.BusySpinWaitStrategy;
+import com.lmax.disruptor.EventHandler;
+import com.lmax.disruptor.ExceptionHandler;
+import com.lmax.disruptor.LifecycleAware;
+import com.lmax.disruptor.LiteBlockingWaitStrategy;
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.SleepingWaitStrategy;
+import com.lmax.disruptor.WaitStrategy;
+import com.lmax.disruptor.YieldingWaitStrategy;
+import com.lmax.disruptor.dsl.Disruptor;
+import com.lmax.disruptor.dsl.ProducerType;
+
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+public final class Bus {
+
+    // ---------------------------------------------------------------- command line
+
+    static final String USAGE =
+        "usage: Bus --impl lbq|disruptor --producers P --messages N --warmup W --runs R"
+        + " --ring-size S --wait blocking|lite-blocking|sleeping|yielding|busy-spin"
+        + " --producer-type multi|single [--capacity C] [--payload 16|64|256]"
+        + " [--jit-warmup K] [--fault drop-one]";
+
+    /** A bad command line: one line on stderr, exit 2. */
+    static final class BadArgs extends Exception {
+        private static final long serialVersionUID = 1L;
+        BadArgs(String m) { super(m); }
+    }
+
+    static final class Config {
+        String impl;
+        int producers;
+        long messages;
+        int warmup;
+        int runs;
+        int ringSize;
+        String wait;
+        String producerType;
+        int capacity = Integer.MAX_VALUE; // LinkedBlockingQueue's own "unbounded"
+        boolean capacityGiven;
+        int payload = 16;
+        int jitWarmup = 2;
+        String fault; // null or "drop-one"
+    }
+
+    static final List<String> FLAGS = List.of("--impl", "--producers", "--messages", "--warmup",
+        "--runs", "--ring-size", "--wait", "--producer-type", "--capacity", "--payload",
+        "--jit-warmup", "--fault");
+    static final List<String> REQUIRED = List.of("--impl", "--producers", "--messages",
+        "--warmup", "--runs", "--ring-size", "--wait", "--producer-type");
+
+    /** A count: digits, optionally with a binary suffix Ki, Mi or Gi (8Mi = 8388608). */
+    static long count(String flag, String v, long min, long max) throws BadArgs {
+        String s = v.trim();
+        long mult = 1;
+        if (s.endsWith("Ki")) { mult = 1L << 10; s = s.substring(0, s.length() - 2); }
+        else if (s.endsWith("Mi")) { mult = 1L << 20; s = s.substring(0, s.length() - 2); }
+        else if (s.endsWith("Gi")) { mult = 1L << 30; s = s.substring(0, s.length() - 2); }
+        long n;
+        try {
+            if (s.isEmpty() || !s.chars().allMatch(Character::isDigit)) throw new NumberFormatException();
+            n = Math.multiplyExact(Long.parseLong(s), mult);
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new BadArgs(flag + ": '" + v + "' is not a whole number (digits, optionally"
+                + " with Ki, Mi or Gi); valid: " + min + ".." + max);
+        }
+        if (n < min || n > max) {
+            throw new BadArgs(flag + ": " + v + " is out of range; valid: " + min + ".." + max);
+        }
+        return n;
+    }
+
+    static String choice(String flag, String v, List<String> valid) throws BadArgs {
+        if (!valid.contains(v)) {
+            throw new BadArgs(flag + ": '" + v + "' is not one of " + String.join("|", valid));
+        }
+        return v;
+    }
+
+    static Config parse(String[] args) throws BadArgs {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            String v = null;
+            int eq = a.indexOf('=');
+            if (a.startsWith("--") && eq > 0) { v = a.substring(eq + 1); a = a.substring(0, eq); }
+            if (!FLAGS.contains(a)) {
+                throw new BadArgs("unknown argument '" + args[i] + "'; valid flags: "
+                    + String.join(" ", FLAGS));
+            }
+            if (v == null) {
+                if (i + 1 >= args.length) throw new BadArgs(a + " needs a value; " + USAGE);
+                v = args[++i];
+            }
+            if (m.put(a, v) != null) throw new BadArgs(a + " given twice");
+        }
+        List<String> missing = new ArrayList<>();
+        for (String r : REQUIRED) if (!m.containsKey(r)) missing.add(r);
+        if (!missing.isEmpty()) {
+            throw new BadArgs("missing " + String.join(", ", missing) + "; " + USAGE);
+        }
+        Config c = new Config();
+        c.impl = choice("--impl", m.get("--impl"), List.of("lbq", "disruptor"));
+        c.producers = (int) count("--producers", m.get("--producers"), 1, 1024);
+        c.messages = count("--messages", m.get("--messages"), 1, 1L << 40);
+        c.warmup = (int) count("--warmup", m.get("--warmup"), 0, 1000);
+        c.runs = (int) count("--runs", m.get("--runs"), 1, 1000);
+        long ring = count("--ring-size", m.get("--ring-size"), 1, 1L << 30);
+        if (Long.bitCount(ring) != 1) {
+            throw new BadArgs("--ring-size: " + m.get("--ring-size")
+                + " is not a power of two; valid: 1, 2, 4, ..., 1Gi");
+        }
+        c.ringSize = (int) ring;
+        c.wait = choice("--wait", m.get("--wait"),
+            List.of("blocking", "lite-blocking", "sleeping", "yielding", "busy-spin"));
+        c.producerType = choice("--producer-type", m.get("--producer-type"), List.of("multi", "single"));
+        if (m.containsKey("--capacity")) {
+            if (!c.impl.equals("lbq")) {
+                throw new BadArgs("--capacity applies to --impl lbq only (the Disruptor's bound"
+                    + " is --ring-size)");
+            }
+            c.capacity = (int) count("--capacity", m.get("--capacity"), 1, Integer.MAX_VALUE);
+            c.capacityGiven = true;
+        }
+        if (m.containsKey("--payload")) {
+            c.payload = Integer.parseInt(choice("--payload", m.get("--payload"), List.of("16", "64", "256")));
+        }
+        if (m.containsKey("--jit-warmup")) {
+            c.jitWarmup = (int) count("--jit-warmup", m.get("--jit-warmup"), 0, 100);
+        }
+        if (m.containsKey("--fault")) c.fault = choice("--fault", m.get("--fault"), List.of("drop-one"));
+        if (c.impl.equals("disruptor") && c.producerType.equals("single") && c.producers > 1) {
+            throw new BadArgs("--producer-type single needs --producers 1 (the single-producer"
+                + " sequencer is unsafe with more); valid: multi, or --producers 1");
+        }
+        return c;
+    }
+
+    // ---------------------------------------------------------------- messages and checks
+
+    static final VarHandle LE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+    /** SplitMix64's finaliser, bit for bit the Rust harness's handoff::mix64. */
+    static long mix64(long z) {
+        z += 0x9E3779B97F4A7C15L;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    /** Payload bytes derived from (producer, seq), as handoff::Message::new fills them. */
+    static void fill(byte[] payload, int producer, long seq) {
+        long h = mix64(((long) producer << 40) ^ seq);
+        for (int off = 0; off < payload.length; off += 8) {
+            LE.set(payload, off, h);
+            h = mix64(h);
+        }
+    }
+
+    /** A message's contribution to the checksum, as handoff::Message::digest computes it. */
+    static long digest(int producer, long seq, byte[] payload) {
+        long h = mix64(((long) producer << 40) ^ seq);
+        for (int off = 0; off < payload.length; off += 8) {
+            h = mix64(h ^ (long) LE.get(payload, off));
+        }
+        return h;
+    }
+
+    /** What the producers are asked to send: the first N % P producers send one more. */
+    static long[] spread(long n, int p) {
+        long[] s = new long[p];
+        for (int i = 0; i < p; i++) s[i] = n / p + (i < n % p ? 1 : 0);
+        return s;
+    }
+
+    /** The sum of the digests of everything the producers are asked to send. */
+    static long expectedChecksum(long[] perProducer, int payloadBytes) {
+        byte[] buf = new byte[payloadBytes];
+        long sum = 0;
+        for (int p = 0; p < perProducer.length; p++) {
+            for (long s = 0; s < perProducer[p]; s++) {
+                fill(buf, p, s);
+                sum += digest(p, s, buf);
+            }
+        }
+        return sum;
+    }
+
+    /** The consumer's check, like handoff::Checker: count, per-producer order, checksum. */
+    static final class Checker {
+        final long[] next;
+        long received, outOfOrder, unknown, checksum;
+        Checker(int producers) { next = new long[producers]; }
+
+        void observe(int producer, long seq, byte[] payload) {
+            received++;
+            checksum += digest(producer, seq, payload);
+            if (producer >= 0 && producer < next.length) {
+                if (seq != next[producer]) outOfOrder++;
+                next[producer] = seq + 1;
+            } else {
+                unknown++;
+            }
+        }
+
+        /** "ok", or what failed, worded as handoff::Verdict::describe words it. */
+        String verdict(long[] sent, long expected) {
+            long total = 0;
+            boolean tails = true;
+            for (int i = 0; i < sent.length; i++) { total += sent[i]; tails &= next[i] == sent[i]; }
+            long ooo = outOfOrder + (!tails && received == total ? 1 : 0);
+            List<String> parts = new ArrayList<>();
+            if (received != total) parts.add("received " + received + " of " + total + " sent");
+            if (ooo > 0) parts.add(ooo + " out of per-producer order");
+            if (unknown > 0) parts.add(unknown + " from unknown producers");
+            if (checksum != expected) parts.add("checksum mismatch");
+            return parts.isEmpty() ? "ok" : String.join(", ", parts);
+        }
+    }
+
+    /** A message on the LinkedBlockingQueue: a new object per message, as Java code does. */
+    static final class Msg {
+        final int producer;
+        final long seq; // -1: this producer's end marker
+        final byte[] payload;
+        Msg(int producer, long seq, byte[] payload) {
+            this.producer = producer; this.seq = seq; this.payload = payload;
+        }
+    }
+
+    /** A Disruptor slot: preallocated by the event factory, overwritten in place. */
+    static final class Event {
+        int producer;
+        long seq; // -1: this producer's end marker
+        final byte[] payload;
+        Event(int payloadBytes) { payload = new byte[payloadBytes]; }
+    }
+
+    // ---------------------------------------------------------------- per-thread accounting
+
+    static final com.sun.management.ThreadMXBean TMX =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    /** One thread's figures over one run: start snapshot, end snapshot, both by the thread. */
+    static final class ThreadStats {
+        final String name;
+        long cpu0, user0, alloc0, vol0, invol0;
+        long cpu1, user1, alloc1, vol1, invol1;
+        ThreadStats(String name) { this.name = name; }
+
+        /** Before the start gate (outside the timed window). */
+        void start() {
+            long[] cs = contextSwitches();
+            vol0 = cs[0]; invol0 = cs[1];
+            cpu0 = TMX.getCurrentThreadCpuTime();
+            user0 = TMX.getCurrentThreadUserTime();
+            alloc0 = TMX.getCurrentThreadAllocatedBytes();
+        }
+        /** Right after the thread's last message: the two cheap counters. */
+        void endFast() {
+            alloc1 = TMX.getCurrentThreadAllocatedBytes();
+            cpu1 = TMX.getCurrentThreadCpuTime();
+        }
+        /** The slower ones (user time and context switches read /proc). */
+        void endSlow() {
+            user1 = TMX.getCurrentThreadUserTime();
+            long[] cs = contextSwitches();
+            vol1 = cs[0]; invol1 = cs[1];
+        }
+    }
+
+    static volatile boolean csReadable = true;
+
+    /** This thread's {voluntary, involuntary} context switches, or {-1, -1}. */
+    static long[] contextSwitches() {
+        long[] r = {-1, -1};
+        if (!csReadable) return r;
+        try {
+            for (String line : Files.readAllLines(Paths.get("/proc/thread-self/status"))) {
+                if (line.startsWith("voluntary_ctxt_switches:")) r[0] = Long.parseLong(line.substring(24).trim());
+                else if (line.startsWith("nonvoluntary_ctxt_switches:")) r[1] = Long.parseLong(line.substring(27).trim());
+            }
+        } catch (Exception e) {
+            csReadable = false;
+        }
+        return r;
+    }
+
+    static long[] gcTotals() {
+        long n = 0, ms = 0;
+        for (GarbageCollectorMXBean g : ManagementFactory.getGarbageCollectorMXBeans()) {
+            n += Math.max(0, g.getCollectionCount());
+            ms += Math.max(0, g.getCollectionTime());
+        }
+        return new long[] {n, ms};
+    }
+
+    // ---------------------------------------------------------------- one run
+
+    static final class Result {
+        double ms;
+        String verdict;
+        ThreadStats[] threads;
+        long gcCount, gcMs;
+        long messages;
+    }
+
+    /** Shared by the threads of one run. */
+    static final class RunState {
+        final CountDownLatch ready;
+        final CountDownLatch gate = new CountDownLatch(1);
+        final CountDownLatch done = new CountDownLatch(1);
+        final AtomicReference<Throwable> error = new AtomicReference<>();
+        volatile long endNs;
+        RunState(int workers) { ready = new CountDownLatch(workers); }
+        void fail(Throwable t) { error.compareAndSet(null, t); }
+        void awaitGate() throws InterruptedException { ready.countDown(); gate.await(); }
+    }
+
+    /** The message producer `p` skips under --fault drop-one (producer 0 only), or -1. */
+    static long skipped(Config c, int p, long count) {
+        return (c.fault != null && p == 0 && count > 0) ? count / 2 : -1;
+    }
+
+    static Result run(Config c, long n) throws Exception {
+        final int P = c.producers;
+        final long[] per = spread(n, P);
+        final RunState st = new RunState(P + 1);
+        final ThreadStats[] stats = new ThreadStats[P + 1];
+        for (int i = 0; i < P; i++) stats[i] = new ThreadStats("producer-" + i);
+        stats[P] = new ThreadStats("consumer");
+        final Checker checker = new Checker(P);
+        final int payloadBytes = c.payload;
+
+        Thread[] producers = new Thread[P];
+        Thread consumerThread;
+        Disruptor<Event> disruptor = null;
+
+        if (c.impl.equals("lbq")) {
+            final LinkedBlockingQueue<Msg> q = new LinkedBlockingQueue<>(c.capacity);
+            for (int i = 0; i < P; i++) {
+                final int id = i;
+                final long count = per[i];
+                final long skip = skipped(c, i, count);
+                final Msg end = new Msg(id, -1, null);
+                producers[i] = new Thread(() -> {
+                    ThreadStats s = stats[id];
+                    try {
+                        s.start();
+                        st.awaitGate();
+                        for (long seq = 0; seq < count; seq++) {
+                            if (seq == skip) continue;
+                            byte[] payload = new byte[payloadBytes];
+                            fill(payload, id, seq);
+                            q.put(new Msg(id, seq, payload));
+                        }
+                        q.put(end);
+                        s.endFast();
+                        st.done.await();
+                        s.endSlow();
+                    } catch (Throwable t) {
+                        st.fail(t);
+                    }
+                }, stats[i].name);
+            }
+            consumerThread = new Thread(() -> {
+                ThreadStats s = stats[P];
+                try {
+                    s.start();
+                    st.awaitGate();
+                    int ends = 0;
+                    while (true) {
+                        Msg m = q.take();
+                        if (m.seq < 0) {
+                            if (++ends == P) break;
+                            continue;
+                        }
+                        checker.observe(m.producer, m.seq, m.payload);
+                    }
+                    st.endNs = System.nanoTime();
+                    s.endFast();
+                    s.endSlow();
+                    st.done.countDown();
+                } catch (Throwable t) {
+                    st.fail(t);
+                }
+            }, "consumer");
+            consumerThread.start();
+        } else {
+            WaitStrategy ws;
+            switch (c.wait) {
+                case "blocking": ws = new BlockingWaitStrategy(); break;
+                case "lite-blocking": ws = new LiteBlockingWaitStrategy(); break;
+                case "sleeping": ws = new SleepingWaitStrategy(); break;
+                case "yielding": ws = new YieldingWaitStrategy(); break;
+                default: ws = new BusySpinWaitStrategy(); break;
+            }
+            final Thread[] made = new Thread[1];
+            disruptor = new Disruptor<>(() -> new Event(payloadBytes), c.ringSize, r -> {
+                Thread t = new Thread(r, "consumer");
+                made[0] = t;
+                return t;
+            }, c.producerType.equals("single") ? ProducerType.SINGLE : ProducerType.MULTI, ws);
+            disruptor.handleEventsWith(new Handler(st, stats[P], checker, P));
+            disruptor.setDefaultExceptionHandler(new ExceptionHandler<Event>() {
+                public void handleEventException(Throwable ex, long seq, Event e) { st.fail(ex); }
+                public void handleOnStartException(Throwable ex) { st.fail(ex); }
+                public void handleOnShutdownException(Throwable ex) { st.fail(ex); }
+            });
+            final RingBuffer<Event> rb = disruptor.start();
+            consumerThread = made[0];
+            for (int i = 0; i < P; i++) {
+                final int id = i;
+                final long count = per[i];
+                final long skip = skipped(c, i, count);
+                producers[i] = new Thread(() -> {
+                    ThreadStats s = stats[id];
+                    try {
+                        s.start();
+                        st.awaitGate();
+                        for (long seq = 0; seq < count; seq++) {
+                            if (seq == skip) continue;
+                            long slot = rb.next();
+                            try {
+                                Event e = rb.get(slot);
+                                e.producer = id;
+                                e.seq = seq;
+                                fill(e.payload, id, seq);
+                            } finally {
+                                rb.publish(slot);
+                            }
+                        }
+                        long slot = rb.next();
+                        Event e = rb.get(slot);
+                        e.producer = id;
+                        e.seq = -1;
+                        rb.publish(slot);
+                        s.endFast();
+                        st.done.await();
+                        s.endSlow();
+                    } catch (Throwable t) {
+                        st.fail(t);
+                    }
+                }, stats[i].name);
+            }
+        }
+        for (Thread t : producers) t.start();
+
+        // Everyone snapshots itself and waits at the gate; the clock starts when it opens.
+        long limitNs = TimeUnit.SECONDS.toNanos(30) + n * 5_000L; // 30 s + 5 µs a message
+        long waitStart = System.nanoTime();
+        while (!st.ready.await(100, TimeUnit.MILLISECONDS)) {
+            checkAlive(st, waitStart, limitNs, "threads to reach the start gate");
+        }
+        long[] gc0 = gcTotals();
+        long t0 = System.nanoTime();
+        st.gate.countDown();
+        while (!st.done.await(100, TimeUnit.MILLISECONDS)) {
+            checkAlive(st, t0, limitNs, "the consumer to receive every producer's end marker");
+        }
+        long t1 = st.endNs;
+        long[] gc1 = gcTotals();
+        for (Thread t : producers) t.join();
+        if (disruptor != null) disruptor.shutdown(); // everything is consumed: halts at once
+        consumerThread.join();
+        if (st.error.get() != null) throw new RuntimeException("worker thread failed", st.error.get());
+
+        Result r = new Result();
+        r.ms = (t1 - t0) / 1e6;
+        r.verdict = checker.verdict(per, expected(c, n, per));
+        r.threads = stats;
+        r.gcCount = gc1[0] - gc0[0];
+        r.gcMs = gc1[1] - gc0[1];
+        r.messages = n;
+        return r;
+    }
+
+    static void checkAlive(RunState st, long since, long limitNs, String what) {
+        Throwable t = st.error.get();
+        if (t != null) throw new RuntimeException("worker thread failed", t);
+        if (System.nanoTime() - since > limitNs) {
+            throw new RuntimeException("timed out after " + (limitNs / 1_000_000_000L)
+                + " s waiting for " + what);
+        }
+    }
+
+    /** The Disruptor's consumer: one EventHandler on the processor's own thread. */
+    static final class Handler implements EventHandler<Event>, LifecycleAware {
+        final RunState st;
+        final ThreadStats stats;
+        final Checker checker;
+        final int producers;
+        int ends;
+        Handler(RunState st, ThreadStats stats, Checker checker, int producers) {
+            this.st = st; this.stats = stats; this.checker = checker; this.producers = producers;
+        }
+
+        @Override public void onStart() {
+            // The processor thread waits at the same gate as the producers.
+            try {
+                stats.start();
+                st.awaitGate();
+            } catch (Throwable t) {
+                st.fail(t);
+            }
+        }
+
+        @Override public void onShutdown() { }
+
+        @Override public void onEvent(Event e, long sequence, boolean endOfBatch) {
+            if (e.seq < 0) {
+                if (++ends == producers) {
+                    st.endNs = System.nanoTime();
+                    stats.endFast();
+                    stats.endSlow();
+                    st.done.countDown();
+                }
+                return;
+            }
+            checker.observe(e.producer, e.seq, e.payload);
+        }
+    }
+
+    // ---------------------------------------------------------------- expected checksums
+
+    static final Map<Long, Long> EXPECTED = new LinkedHashMap<>();
+
+    static long expected(Config c, long n, long[] per) {
+        return EXPECTED.computeIfAbsent(n, k -> expectedChecksum(per, c.payload));
+    }
+
+    // ---------------------------------------------------------------- JSON by hand
+
+    static String str(String s) {
+        if (s == null) return "null";
+        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char ch = s.charAt(i);
+            switch (ch) {
+                case '"': b.append("\\\""); break;
+                case '\\': b.append("\\\\"); break;
+                case '\n': b.append("\\n"); break;
+                case '\r': b.append("\\r"); break;
+                case '\t': b.append("\\t"); break;
+                default:
+                    if (ch < 0x20) b.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
+                    else b.append(ch);
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    static String num(double d) {
+        if (Double.isNaN(d) || Double.isInfinite(d)) return "null";
+        return String.format(Locale.ROOT, "%.3f", d);
+    }
+
+    static String nsToMs(long ns) { return ns < 0 ? "null" : num(ns / 1e6); }
+
+    static String runJson(Result r) {
+        StringBuilder b = new StringBuilder();
+        b.append("{\"ms\":").append(num(r.ms));
+        b.append(",\"msgs_per_sec\":").append(num(r.messages / (r.ms / 1e3)));
+        b.append(",\"valid\":").append(r.verdict.equals("ok"));
+        b.append(",\"verdict\":").append(str(r.verdict));
+        b.append(",\"threads\":[");
+        long alloc = 0, vol = 0, invol = 0;
+        boolean cs = true;
+        for (int i = 0; i < r.threads.length; i++) {
+            ThreadStats t = r.threads[i];
+            long a = t.alloc1 - t.alloc0;
+            alloc += a;
+            boolean tcs = t.vol0 >= 0 && t.vol1 >= 0;
+            cs &= tcs;
+            if (tcs) { vol += t.vol1 - t.vol0; invol += t.invol1 - t.invol0; }
+            if (i > 0) b.append(',');
+            b.append("{\"name\":").append(str(t.name));
+            b.append(",\"cpu_ms\":").append(nsToMs(t.cpu1 - t.cpu0));
+            b.append(",\"user_ms\":").append(nsToMs(t.user1 - t.user0));
+            b.append(",\"allocated_bytes\":").append(a);
+            b.append(",\"voluntary_cs\":").append(tcs ? String.valueOf(t.vol1 - t.vol0) : "null");
+            b.append(",\"involuntary_cs\":").append(tcs ? String.valueOf(t.invol1 - t.invol0) : "null");
+            b.append('}');
+        }
+        b.append("],\"gc_count\":").append(r.gcCount);
+        b.append(",\"gc_ms\":").append(r.gcMs);
+        b.append(",\"allocated_bytes_per_message\":").append(num((double) alloc / r.messages));
+        b.append(",\"voluntary_cs\":").append(cs ? String.valueOf(vol) : "null");
+        b.append(",\"involuntary_cs\":").append(cs ? String.valueOf(invol) : "null");
+        return b.append('}').toString();
+    }
+
+    static String[] disruptorVersion() {
+        Package p = RingBuffer.class.getPackage();
+        if (p != null && p.getImplementationVersion() != null) {
+            return new String[] {p.getImplementationVersion(), "manifest"};
+        }
+        // Debian's jar has no Implementation-Version; Maven's pom.properties is in it.
+        try (InputStream in = RingBuffer.class.getResourceAsStream(
+                "/META-INF/maven/com.lmax/disruptor/pom.properties")) {
+            if (in != null) {
+                Properties props = new Properties();
+                props.load(in);
+                String v = props.getProperty("version");
+                if (v != null) return new String[] {v, "pom.properties"};
+            }
+        } catch (Exception ignored) {
+            // fall through
+        }
+        return new String[] {null, null};
+    }
+
+    // ---------------------------------------------------------------- main
+
+    public static void main(String[] args) {
+        // Only protocol lines go to the real stdout; anything else that prints goes to stderr.
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+
+        if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
+            System.err.println(USAGE);
+            System.exit(0);
+        }
+        Config c;
+        try {
+            c = parse(args);
+        } catch (BadArgs e) {
+            System.err.println("Bus: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        try {
+            long[] per = spread(c.messages, c.producers);
+            long jitN = Math.min(c.messages, 1_000_000L);
+            // The expected checksums are computed before any run, outside every timed window.
+            expected(c, c.messages, per);
+            List<String> jitMs = new ArrayList<>();
+            for (int k = 0; k < c.jitWarmup; k++) {
+                Result r = run(c, jitN);
+                jitMs.add(num(r.ms));
+                System.err.printf(Locale.ROOT, "jit warm-up %d/%d: %d messages, %.1f ms, %s%n",
+                    k + 1, c.jitWarmup, jitN, r.ms, r.verdict);
+            }
+            List<String> warm = new ArrayList<>();
+            List<String> runs = new ArrayList<>();
+            for (int w = 0; w < c.warmup + c.runs; w++) {
+                Result r = run(c, c.messages);
+                (w < c.warmup ? warm : runs).add(runJson(r));
+                System.err.printf(Locale.ROOT, "%s %d: %.1f ms, %.2f M msgs/s, %s%n",
+                    w < c.warmup ? "warm-up" : "run", w < c.warmup ? w : w - c.warmup,
+                    r.ms, c.messages / r.ms / 1e3, r.verdict);
+                out.println("{\"type\":\"heartbeat\",\"run\":" + w + "}");
+            }
+            StringBuilder b = new StringBuilder();
+            b.append("{\"type\":\"done\",\"outcome\":{");
+            b.append("\"impl\":").append(str(c.impl));
+            b.append(",\"producers\":").append(c.producers);
+            b.append(",\"messages\":").append(c.messages);
+            b.append(",\"per_producer\":[");
+            for (int p = 0; p < per.length; p++) b.append(p > 0 ? "," : "").append(per[p]);
+            b.append("],\"payload_bytes\":").append(c.payload);
+            b.append(",\"ring_size\":").append(c.ringSize);
+            b.append(",\"capacity\":").append(c.capacityGiven ? String.valueOf(c.capacity) : "null");
+            b.append(",\"wait\":").append(str(c.wait));
+            b.append(",\"producer_type\":").append(str(c.producerType));
+            b.append(",\"fault\":").append(str(c.fault));
+            b.append(",\"jit_warmup_passes\":").append(c.jitWarmup);
+            b.append(",\"jit_warmup_messages\":").append(jitN);
+            b.append(",\"jit_warmup_ms\":[").append(String.join(",", jitMs)).append(']');
+            b.append(",\"jvm\":{\"version\":").append(str(System.getProperty("java.version")));
+            b.append(",\"vm_version\":").append(str(System.getProperty("java.vm.version")));
+            b.append(",\"vm_name\":").append(str(System.getProperty("java.vm.name")));
+            b.append(",\"flags\":[");
+            List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
+            for (int f = 0; f < flags.size(); f++) b.append(f > 0 ? "," : "").append(str(flags.get(f)));
+            b.append("],\"gc\":[");
+            List<GarbageCollectorMXBean> gcs = ManagementFactory.getGarbageCollectorMXBeans();
+            for (int g = 0; g < gcs.size(); g++) b.append(g > 0 ? "," : "").append(str(gcs.get(g).getName()));
+            b.append("],\"max_heap_bytes\":").append(Runtime.getRuntime().maxMemory());
+            b.append(",\"available_processors\":").append(Runtime.getRuntime().availableProcessors());
+            b.append('}');
+            String[] dv = disruptorVersion();
+            b.append(",\"disruptor_version\":").append(str(dv[0]));
+            b.append(",\"disruptor_version_source\":").append(str(dv[1]));
+            b.append(",\"warmup\":[").append(String.join(",", warm)).append(']');
+            b.append(",\"runs\":[").append(String.join(",", runs)).append(']');
+            b.append("}}");
+            out.println(b);
+            out.flush();
+            System.exit(0);
+        } catch (Throwable t) {
+            String msg = t.toString();
+            for (Throwable x = t.getCause(); x != null; x = x.getCause()) msg += "; caused by " + x;
+            System.err.println("Bus: failed: " + msg);
+            t.printStackTrace(System.err);
+            out.println("{\"type\":\"failed\",\"error\":" + str(msg) + "}");
+            out.flush();
+            System.exit(3);
+        }
+    }
+}
