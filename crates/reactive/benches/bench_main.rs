@@ -4,7 +4,8 @@
 //! * `range`: `Flux.range(1, 1M)` summed (seed: 6 ms on the JVM).
 //! * `mono_just`: `Mono.just(1)` subscribed 1M times (seed: 24 ns per subscription).
 //! * `hand_written`: the hand-written single-value publisher subscribed 1M times (6 ns).
-//! * `publish_on`: `range(1, 1M) → publish_on(single, 256) → sum`, throughput.
+//! * `publish_on`: `range(1, 1M) → publish_on(single, 256) → sum`, throughput; the same
+//!   on a one-thread rayon pool (`rayon1`, feature `rayon`) beside it.
 //! * `spsc_raw`: the bare SPSC ring between two busy-spinning threads (capacity 256, 1M
 //!   elements): the floor of any cross-thread handoff on this machine, to read the
 //!   `publish_on` figure against, measured in the same run.
@@ -109,18 +110,26 @@ mod publish_on {
     use reactive::Scheduler;
 
     pub fn bench(c: &mut Criterion) {
-        let single = Scheduler::single();
+        let schedulers = [
+            ("single", Scheduler::single()),
+            #[cfg(feature = "rayon")]
+            ("rayon1", Scheduler::rayon(1)),
+        ];
         let mut g = c.benchmark_group("publish_on");
         g.throughput(Throughput::Elements(N));
-        g.bench_function("range_1M_publish_on_single_256_sum", |b| {
-            b.iter(|| {
-                let s = publish_on_sum(N, &single, 256, Duration::from_secs(60)).unwrap();
-                assert_eq!(s, expected_range_sum(N));
-                s
-            })
-        });
+        for (name, scheduler) in &schedulers {
+            g.bench_function(format!("range_1M_publish_on_{name}_256_sum"), |b| {
+                b.iter(|| {
+                    let s = publish_on_sum(N, scheduler, 256, Duration::from_secs(60)).unwrap();
+                    assert_eq!(s, expected_range_sum(N));
+                    s
+                })
+            });
+        }
         g.finish();
-        single.dispose().unwrap();
+        for (_, scheduler) in schedulers {
+            scheduler.dispose().unwrap();
+        }
     }
 }
 

@@ -14,7 +14,8 @@
 //!   and `publish_on` (`FluxPublishOn`: prefetch, a bounded SPSC queue, replenish after
 //!   `limit = prefetch - prefetch/4` are consumed, a WIP counter and a drain loop with the
 //!   missed-count pattern on the scheduler's worker).
-//! * Schedulers ([`scheduler`]): `immediate`, `single`, `parallel(n)`.
+//! * Schedulers ([`scheduler`]): `immediate`, `single`, `parallel(n)`, and (feature `rayon`,
+//!   on by default) `rayon(n)`, a `rayon::ThreadPool` whose drains are stolen, not pinned.
 //! * A serialised multi-producer unicast sink ([`sink`], `Sinks.many().unicast()` with
 //!   backpressure instead of an unbounded buffer) feeding a `publish_on` queue whose drain
 //!   runs on the consuming thread: the lab's [`ReactiveHandoff`].

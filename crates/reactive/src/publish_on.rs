@@ -128,7 +128,8 @@ struct State<T, S> {
 // thread holding WIP: WIP is taken by the RMW that moves it from 0 (or by the subscribing
 // thread, which creates it at 1) and released by the RMW that brings it back to 0, both
 // AcqRel, so successive holders are ordered; a handover to a worker goes through the
-// worker's queue mutex. The ring is `Sync` for `T: Send`; everything else is atomics or
+// worker's queue mutex (or, on `Scheduler::rayon`, rayon's job queue, whose push
+// happens-before the job runs on whichever thread takes it). The ring is `Sync` for `T: Send`; everything else is atomics or
 // mutexes. `S: Send` because the subscriber is used from whichever thread drains.
 unsafe impl<T: Send, S: Send> Sync for State<T, S> {}
 

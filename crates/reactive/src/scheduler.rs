@@ -6,18 +6,56 @@
 //! * [`Scheduler::parallel`]: `n` worker threads (`Schedulers.parallel()`); each
 //!   `publish_on` subscription is pinned to one worker, picked round-robin, so its drain
 //!   stays on one thread (Reactor's `Scheduler.Worker`).
+//! * `Scheduler::rayon` (cargo feature `rayon`, on by default): a `rayon::ThreadPool` of
+//!   `n` threads named `rayon-worker-i`; every scheduled drain is a rayon job.
 //!
-//! Own threads, not rayon: `publish_on` needs a *worker* that runs one subscription's
-//! drain passes in order on one thread, and an idle policy we control (spin briefly, then
-//! park: NOTES.md measured ~21 µs to wake a parked thread here against ~150 ns for a
-//! spinning one). rayon's pool steals work between threads and sleeps by its own
-//! heuristics; neither fits.
+//! # Own threads, and what the rayon pool does differently
+//!
+//! `single` and `parallel` run threads of their own because `publish_on` was designed
+//! around a *worker*: one subscription's drain passes run in order on one thread, and the
+//! idle policy is ours (spin, then park: NOTES.md measured ~21 µs to wake a parked thread
+//! here against ~150 ns for a spinning one). The rayon pool gives both up:
+//!
+//! * **No per-subscription pinning; work stealing.** A drain scheduled from outside the
+//!   pool goes to rayon's global injector queue, one scheduled from a rayon thread (a
+//!   drain whose request woke another `publish_on`) to that thread's own deque (FIFO for
+//!   `spawn_fifo`), and any idle thread may take or steal it. Successive drains of one subscription can run on
+//!   different threads, so a subscriber sees its signals on whichever `rayon-worker-i`
+//!   ran that drain, and a `range` upstream travels with the demand from one to the next.
+//! * **Ordering is still kept by `publish_on`'s WIP loop, not by the pool.** A drain is
+//!   scheduled only by the thread that moves the subscription's WIP counter from 0, and
+//!   the drain gives WIP up only when it leaves (the missed-count loop), so at most one job
+//!   per subscription is queued or running at any time: drains never overlap, the signals
+//!   stay serial (§1.3) and in order. Each holder's writes reach the next one through the
+//!   WIP read-modify-writes and rayon's queue (a job's push happens-before its run).
+//!   Jobs are spawned with `spawn_fifo`: oldest first, like the own workers' queues.
+//! * **rayon's own sleep heuristics.** An idle rayon thread searches its deque, the other
+//!   threads' and the injector for a number of rounds (32 in rayon-core 1.13), calling
+//!   `thread::yield_now` between them, then sleeps on a condition variable until a new job
+//!   wakes it; our spin-then-park policy and its
+//!   `WAIT_EMPTY` trace spans do not apply there. No wake-up is lost: whether to schedule
+//!   at all is still decided by `publish_on`'s Dekker handshake, and rayon runs every job
+//!   it was given.
+//! * **Costs.** Each scheduled drain is one boxed rayon job plus a read lock on the pool's
+//!   slot (once per drain, never per element). Nothing here was measured against the own
+//!   pools.
+//! * **Panics.** rayon catches a drain's panic and the thread lives on (an own worker dies
+//!   with it); [`Scheduler::dispose`] reports the threads it happened on.
+//! * **Nesting.** A drain that blocks inside rayon on this pool (`join`, `scope`) may run
+//!   other jobs meanwhile, i.e. other subscriptions' drains nested on its stack, never its
+//!   own (it holds WIP).
 //!
 //! A worker runs `Arc<dyn Task>`: dynamic dispatch once per drain pass, unavoidable since
 //! one worker serves pipelines of many types. Schedulers shut down when the last
 //! [`Scheduler`] handle is dropped (or on [`Scheduler::dispose`]): the workers run the
 //! tasks already queued, then exit and are joined; no thread is left spinning. Work
-//! scheduled afterwards is rejected (`publish_on` then signals `Error::Rejected`).
+//! scheduled afterwards is rejected (`publish_on` then signals `Error::Rejected`). On the
+//! own pools a task that races with the shutdown may be dropped unrun; on the rayon pool it
+//! cannot (the pool leaves its slot under a write lock, and rayon lets its threads exit
+//! only once every job spawned before has run). Disposed (or dropped) from inside one of
+//! its own drains, an own pool joins all workers but the current one; the rayon pool joins
+//! none (rayon lets no thread exit before that very job returns, so joining would
+//! deadlock): they exit as soon as it returns, and `live_workers` falls to 0 then.
 
 use crate::demand::SPINS;
 use std::collections::VecDeque;
@@ -25,6 +63,9 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, JoinHandle, Thread};
+
+#[cfg(feature = "rayon")]
+mod rayon_pool;
 
 /// Work a worker runs: a drain pass.
 pub trait Task: Send + Sync {
@@ -42,6 +83,8 @@ pub struct Scheduler {
 enum Kind {
     Immediate,
     Pool(Arc<Pool>),
+    #[cfg(feature = "rayon")]
+    Rayon(Arc<rayon_pool::RayonPool>),
 }
 
 impl fmt::Debug for Scheduler {
@@ -49,6 +92,8 @@ impl fmt::Debug for Scheduler {
         match &self.kind {
             Kind::Immediate => f.write_str("Scheduler(immediate)"),
             Kind::Pool(p) => write!(f, "Scheduler({}, {} workers)", p.name, p.workers.len()),
+            #[cfg(feature = "rayon")]
+            Kind::Rayon(p) => write!(f, "Scheduler(rayon, {} workers)", p.0.threads()),
         }
     }
 }
@@ -75,6 +120,9 @@ pub(crate) struct WorkerShared {
 pub(crate) enum Worker {
     Immediate,
     Thread(Arc<WorkerShared>),
+    /// Any thread of a rayon pool, drain by drain.
+    #[cfg(feature = "rayon")]
+    Rayon(Arc<rayon_pool::RayonShared>),
 }
 
 impl Scheduler {
@@ -92,6 +140,17 @@ impl Scheduler {
     pub fn parallel(n: usize) -> Self {
         let n = if n == 0 { thread::available_parallelism().map_or(1, |c| c.get()) } else { n };
         Scheduler::pool("parallel", n)
+    }
+
+    /// A `rayon::ThreadPool` of `n` threads named `rayon-worker-i` (`n == 0` means one per
+    /// core). Drains are rayon jobs: not pinned to a thread, stolen by idle ones; see the
+    /// [module docs](self) for what that changes and what it keeps.
+    #[cfg(feature = "rayon")]
+    pub fn rayon(n: usize) -> Self {
+        let n = if n == 0 { thread::available_parallelism().map_or(1, |c| c.get()) } else { n };
+        Scheduler {
+            kind: Kind::Rayon(Arc::new(rayon_pool::RayonPool(rayon_pool::RayonShared::new(n)))),
+        }
     }
 
     fn pool(name: &str, n: usize) -> Self {
@@ -139,6 +198,8 @@ impl Scheduler {
         match &self.kind {
             Kind::Immediate => 0,
             Kind::Pool(p) => p.live.load(Ordering::SeqCst),
+            #[cfg(feature = "rayon")]
+            Kind::Rayon(p) => p.0.live(),
         }
     }
 
@@ -148,6 +209,8 @@ impl Scheduler {
         match &self.kind {
             Kind::Immediate => Ok(()),
             Kind::Pool(p) => p.shutdown(),
+            #[cfg(feature = "rayon")]
+            Kind::Rayon(p) => p.0.shutdown(),
         }
     }
 
@@ -158,6 +221,8 @@ impl Scheduler {
                 let i = p.next.fetch_add(1, Ordering::Relaxed) % p.workers.len();
                 Worker::Thread(p.workers[i].clone())
             }
+            #[cfg(feature = "rayon")]
+            Kind::Rayon(p) => Worker::Rayon(p.0.clone()),
         }
     }
 }
@@ -276,6 +341,8 @@ impl Worker {
                 w.wake();
                 Ok(())
             }
+            #[cfg(feature = "rayon")]
+            Worker::Rayon(r) => r.schedule(task),
         }
     }
 }

@@ -5,12 +5,13 @@
 //! * `publish_on(.., 1)` behind the buffer is an asynchronous boundary that takes one
 //!   element and requests the next only when its subscriber consumes: the range's 1000
 //!   elements pour into the buffer at once. Element 0 goes into publish_on's queue,
-//!   1..=10 fill the buffer, and the other 989 overflow.
+//!   1..=10 fill the buffer, and the other 989 overflow. The same on every pooled
+//!   scheduler (`common::pools`).
 
 mod common;
 
 use common::Recorder;
-use reactive::{Error, Flux, Overflow, Scheduler, UNBOUNDED};
+use reactive::{Error, Flux, Overflow, UNBOUNDED};
 use std::time::Duration;
 
 /// The seed's 1000 elements (fewer under Miri; the expected counts follow from `N`).
@@ -31,10 +32,10 @@ fn synchronous_request_one_loop_never_overflows() {
     }
 }
 
-/// Runs range(N) → buffer(CAP, policy) → publish_on(single, 1) → a subscriber that
+/// Runs range(N) → buffer(CAP, policy) → publish_on(pool, 1) → a subscriber that
 /// requests nothing until the range has finished, then everything.
-fn through_async_boundary(policy: Overflow) -> (common::Log, u64) {
-    let s = Scheduler::single();
+fn through_async_boundary(pool: common::Pool, policy: Overflow) -> (common::Log, u64) {
+    let s = pool.build();
     let f = Flux::range(0, N).on_backpressure_buffer(CAP, policy);
     let overflows = f.overflow_counter();
     let (rec, log) = Recorder::new(None);
@@ -47,33 +48,35 @@ fn through_async_boundary(policy: Overflow) -> (common::Log, u64) {
     let l = log.wait_for("the end", |l| l.terminals() > 0);
     std::thread::sleep(Duration::from_millis(if cfg!(miri) { 5 } else { 20 }));
     assert_eq!(overflows.get(), after_range, "no overflow after the range finished");
-    s.dispose().unwrap();
-    assert!(l.violations.is_empty(), "{:?}", l.violations);
+    common::dispose(&pool.to_string(), &s);
+    assert!(l.violations.is_empty(), "{pool}: {:?}", l.violations);
     (log.snapshot(), after_range)
 }
 
 #[test]
 fn publish_on_prefetch_1_behind_the_buffer_overflows_at_once() {
     let dropped = N - 1 - CAP as u64; // 989
-    let (l, overflows) = through_async_boundary(Overflow::DropLatest);
-    assert_eq!(overflows, dropped);
-    let mut want = vec![0];
-    want.extend(1..=CAP as u64);
-    assert_eq!(l.items, want, "DropLatest keeps the first ten");
-    assert_eq!(l.completes, 1);
+    for p in common::pools() {
+        let (l, overflows) = through_async_boundary(p, Overflow::DropLatest);
+        assert_eq!(overflows, dropped, "{p}");
+        let mut want = vec![0];
+        want.extend(1..=CAP as u64);
+        assert_eq!(l.items, want, "{p}: DropLatest keeps the first ten");
+        assert_eq!(l.completes, 1, "{p}");
 
-    let (l, overflows) = through_async_boundary(Overflow::DropOldest);
-    assert_eq!(overflows, dropped);
-    let mut want = vec![0];
-    want.extend(N - CAP as u64..N);
-    assert_eq!(l.items, want, "DropOldest keeps the last ten");
-    assert_eq!(l.completes, 1);
+        let (l, overflows) = through_async_boundary(p, Overflow::DropOldest);
+        assert_eq!(overflows, dropped, "{p}");
+        let mut want = vec![0];
+        want.extend(N - CAP as u64..N);
+        assert_eq!(l.items, want, "{p}: DropOldest keeps the last ten");
+        assert_eq!(l.completes, 1, "{p}");
 
-    let (l, overflows) = through_async_boundary(Overflow::Error);
-    assert_eq!(overflows, 1, "the first overflow ends the stream");
-    assert_eq!(l.items, vec![0], "the error cuts ahead of the buffered elements");
-    assert_eq!(l.errors, vec![Error::Overflow { capacity: CAP }]);
-    assert_eq!(l.completes, 0);
+        let (l, overflows) = through_async_boundary(p, Overflow::Error);
+        assert_eq!(overflows, 1, "{p}: the first overflow ends the stream");
+        assert_eq!(l.items, vec![0], "{p}: the error cuts ahead of the buffered elements");
+        assert_eq!(l.errors, vec![Error::Overflow { capacity: CAP }], "{p}");
+        assert_eq!(l.completes, 0, "{p}");
+    }
 }
 
 #[test]

@@ -1,10 +1,11 @@
 //! A TCK-like suite: the Reactive Streams rules the brief names, checked on every publisher
 //! of the crate (sources, operators, publish_on, the sink): §1.1 demand, §1.3 serial
 //! signals, §1.7 one terminal, §3.9 request(0), §3.12 cancel, §3.17 unbounded demand.
+//! `publish_on` is checked on every pooled scheduler (`common::pools`).
 
 mod common;
 
-use common::{Log, Recorder};
+use common::{Log, Pool, Recorder};
 use reactive::sink::Sink;
 use reactive::{
     add_cap, Error, Flux, Mono, Overflow, Scheduler, SharedSubscription, Subscription,
@@ -13,58 +14,77 @@ use reactive::{
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-/// Every multi-element publisher, each emitting `0..n` as `u64`.
-const KINDS: &[&str] = &[
-    "range",
-    "from_iter",
-    "map",
-    "filter",
-    "take",
-    "limit_rate",
-    "publish_on_single",
-    "publish_on_parallel",
-    "publish_on_prefetch_1",
-    "buffer",
-    "sink",
-];
+/// The multi-element publishers without a scheduler, each emitting `0..n` as `u64`.
+const PLAIN: &[&str] =
+    &["range", "from_iter", "map", "filter", "take", "limit_rate", "buffer", "sink"];
 
+/// A publisher under test.
+#[derive(Clone)]
+struct Kind {
+    name: String,
+    publisher: Pub,
+}
+
+#[derive(Clone)]
+enum Pub {
+    /// One of [`PLAIN`].
+    Plain(&'static str),
+    /// `range(0, n).publish_on(scheduler, prefetch)`.
+    PublishOn(Scheduler, usize),
+}
+
+/// The schedulers of one test: every pooled one, built once.
 struct Ctx {
-    single: Scheduler,
-    parallel: Scheduler,
+    schedulers: Vec<(Pool, Scheduler)>,
 }
 
 impl Ctx {
     fn new() -> Self {
-        Ctx { single: Scheduler::single(), parallel: Scheduler::parallel(2) }
+        Ctx { schedulers: common::pools().map(|p| (p, p.build())).collect() }
+    }
+
+    /// Every multi-element publisher: the plain ones, then `publish_on` with prefetch 16
+    /// and 1 on every pooled scheduler.
+    fn kinds(&self) -> Vec<Kind> {
+        let plain = PLAIN.iter().map(|&k| Kind { name: k.to_string(), publisher: Pub::Plain(k) });
+        let on = [16, 1].into_iter().flat_map(|prefetch| {
+            self.schedulers.iter().map(move |(p, s)| Kind {
+                name: format!("publish_on({p}, {prefetch})"),
+                publisher: Pub::PublishOn(s.clone(), prefetch),
+            })
+        });
+        plain.chain(on).collect()
     }
 }
 
 impl Drop for Ctx {
     fn drop(&mut self) {
         if !thread::panicking() {
-            self.single.dispose().unwrap();
-            self.parallel.dispose().unwrap();
-            assert_eq!(self.single.live_workers() + self.parallel.live_workers(), 0);
+            for (p, s) in &self.schedulers {
+                common::dispose(&p.to_string(), s);
+            }
         }
     }
 }
 
 /// Subscribes `rec` to publisher `kind` on a new thread (synchronous sources emit there,
 /// and may wait there for demand).
-fn start(ctx: &Ctx, kind: &str, n: u64, rec: Recorder) -> JoinHandle<()> {
-    let kind = kind.to_string();
-    let single = ctx.single.clone();
-    let parallel = ctx.parallel.clone();
-    thread::spawn(move || match kind.as_str() {
+fn start(kind: &Kind, n: u64, rec: Recorder) -> JoinHandle<()> {
+    let kind = kind.publisher.clone();
+    thread::spawn(move || match kind {
+        Pub::PublishOn(s, prefetch) => Flux::range(0, n).publish_on(&s, prefetch).subscribe(rec),
+        Pub::Plain(k) => plain(k, n, rec),
+    })
+}
+
+fn plain(kind: &str, n: u64, rec: Recorder) {
+    match kind {
         "range" => Flux::range(0, n).subscribe(rec),
         "from_iter" => Flux::from_iter((0..n).collect::<Vec<_>>()).subscribe(rec),
         "map" => Flux::range(1, n).map(|x| x - 1).subscribe(rec),
         "filter" => Flux::range(0, 2 * n).filter(|x| x % 2 == 0).map(|x| x / 2).subscribe(rec),
         "take" => Flux::range(0, n + 50).take(n).subscribe(rec),
         "limit_rate" => Flux::range(0, n).limit_rate(7).subscribe(rec),
-        "publish_on_single" => Flux::range(0, n).publish_on(&single, 16).subscribe(rec),
-        "publish_on_parallel" => Flux::range(0, n).publish_on(&parallel, 16).subscribe(rec),
-        "publish_on_prefetch_1" => Flux::range(0, n).publish_on(&single, 1).subscribe(rec),
         "buffer" => {
             Flux::range(0, n).on_backpressure_buffer(n as usize + 1, Overflow::Error).subscribe(rec)
         }
@@ -78,7 +98,7 @@ fn start(ctx: &Ctx, kind: &str, n: u64, rec: Recorder) -> JoinHandle<()> {
             sink.complete();
         }
         other => panic!("unknown kind {other}"),
-    })
+    }
 }
 
 fn join_within(h: JoinHandle<()>, what: &str) {
@@ -111,9 +131,10 @@ fn clean(kind: &str, l: &Log) {
 fn unbounded_demand_delivers_everything_in_order_then_one_complete() {
     let ctx = Ctx::new();
     let n = size();
-    for kind in KINDS {
+    for k in ctx.kinds() {
+        let kind = k.name.as_str();
         let (rec, log) = Recorder::unbounded();
-        let h = start(&ctx, kind, n, rec);
+        let h = start(&k, n, rec);
         log.wait_for(kind, |l| l.terminals() > 0);
         join_within(h, kind);
         settle();
@@ -128,10 +149,11 @@ fn unbounded_demand_delivers_everything_in_order_then_one_complete() {
 fn never_more_on_next_than_requested_rule_1_1() {
     let ctx = Ctx::new();
     let n = if cfg!(miri) { 12 } else { 50 };
-    for kind in KINDS {
+    for k in ctx.kinds() {
+        let kind = k.name.as_str();
         let (rec, log) = Recorder::new(Some(3));
         let (rec, handles) = rec.detached();
-        let h = start(&ctx, kind, n, rec);
+        let h = start(&k, n, rec);
         let handle: SharedSubscription = handles.recv().unwrap();
         log.wait_for(kind, |l| l.items.len() >= 3);
         settle();
@@ -155,9 +177,10 @@ fn never_more_on_next_than_requested_rule_1_1() {
 fn synchronous_request_one_per_on_next() {
     let ctx = Ctx::new();
     let n = size();
-    for kind in KINDS {
+    for k in ctx.kinds() {
+        let kind = k.name.as_str();
         let (rec, log) = Recorder::new(Some(1));
-        let h = start(&ctx, kind, n, rec.per_next(1));
+        let h = start(&k, n, rec.per_next(1));
         let l = log.wait_for(kind, |l| l.terminals() > 0);
         join_within(h, kind);
         clean(kind, &l);
@@ -169,10 +192,11 @@ fn synchronous_request_one_per_on_next() {
 #[test]
 fn request_zero_signals_on_error_rule_3_9() {
     let ctx = Ctx::new();
-    for kind in KINDS {
+    for k in ctx.kinds() {
+        let kind = k.name.as_str();
         // At once.
         let (rec, log) = Recorder::new(Some(0));
-        let h = start(&ctx, kind, 20, rec);
+        let h = start(&k, 20, rec);
         let l = log.wait_for(kind, |l| l.terminals() > 0);
         join_within(h, kind);
         settle();
@@ -182,7 +206,7 @@ fn request_zero_signals_on_error_rule_3_9() {
         assert!(l2.items.is_empty() && l2.completes == 0, "{kind}: {l2:?}");
         // Mid-stream: request(5), then request(0) from the first on_next.
         let (rec, log) = Recorder::new(Some(5));
-        let h = start(&ctx, kind, 20, rec.per_next(0));
+        let h = start(&k, 20, rec.per_next(0));
         log.wait_for(kind, |l| l.terminals() > 0);
         join_within(h, kind);
         settle();
@@ -197,9 +221,10 @@ fn request_zero_signals_on_error_rule_3_9() {
 #[test]
 fn cancel_stops_emission_rule_3_12() {
     let ctx = Ctx::new();
-    for kind in KINDS {
+    for k in ctx.kinds() {
+        let kind = k.name.as_str();
         let (rec, log) = Recorder::unbounded();
-        let h = start(&ctx, kind, 1000, rec.cancel_after(5));
+        let h = start(&k, 1000, rec.cancel_after(5));
         log.wait_for(kind, |l| l.items.len() >= 5);
         join_within(h, kind);
         settle();
@@ -213,10 +238,11 @@ fn cancel_stops_emission_rule_3_12() {
 #[test]
 fn cancel_from_another_thread_releases_a_waiting_source() {
     let ctx = Ctx::new();
-    for kind in KINDS {
+    for k in ctx.kinds() {
+        let kind = k.name.as_str();
         let (rec, log) = Recorder::new(Some(2));
         let (rec, handles) = rec.detached();
-        let h = start(&ctx, kind, 1000, rec);
+        let h = start(&k, 1000, rec);
         let handle = handles.recv().unwrap();
         log.wait_for(kind, |l| l.items.len() >= 2);
         handle.cancel();
@@ -236,11 +262,12 @@ fn unbounded_demand_is_additive_and_saturates() {
     assert_eq!(add_cap(3, 4), 7);
     let ctx = Ctx::new();
     let n = size();
-    for kind in KINDS {
+    for k in ctx.kinds() {
+        let kind = k.name.as_str();
         // MAX requested again on every element, and MAX-1 + 10 through a detached handle.
         let (rec, log) = Recorder::new(Some(UNBOUNDED - 1));
         let (rec, handles) = rec.detached();
-        let h = start(&ctx, kind, n, rec.per_next(UNBOUNDED));
+        let h = start(&k, n, rec.per_next(UNBOUNDED));
         handles.recv().unwrap().request(10);
         let l = log.wait_for(kind, |l| l.terminals() > 0);
         join_within(h, kind);
@@ -253,13 +280,19 @@ fn unbounded_demand_is_additive_and_saturates() {
 #[test]
 fn signals_are_serial_under_concurrent_requests_rule_1_3() {
     // Requests arrive both from on_next (lent) and from another thread (detached) while a
-    // parallel worker drains: the recorder flags any overlap.
+    // worker drains (on the rayon pools, drains move between threads): the recorder flags
+    // any overlap.
     let ctx = Ctx::new();
     let n = if cfg!(miri) { 30 } else { 20_000 };
-    for kind in ["publish_on_parallel", "publish_on_single", "limit_rate", "buffer", "sink"] {
+    let serial = |k: &Kind| match k.publisher {
+        Pub::PublishOn(_, prefetch) => prefetch == 16,
+        Pub::Plain(p) => ["limit_rate", "buffer", "sink"].contains(&p),
+    };
+    for k in ctx.kinds().into_iter().filter(serial) {
+        let kind = k.name.as_str();
         let (rec, log) = Recorder::new(Some(1));
         let (rec, handles) = rec.detached();
-        let h = start(&ctx, kind, n, rec.per_next(1));
+        let h = start(&k, n, rec.per_next(1));
         let handle = handles.recv().unwrap();
         let pusher = thread::spawn(move || {
             for _ in 0..n / 2 {
@@ -341,12 +374,15 @@ fn take_filter_map_behave() {
 
 #[test]
 fn bad_settings_signal_a_clear_error() {
-    let s = Scheduler::single();
-    let cases: Vec<(&str, Result<Vec<u64>, Error>)> = vec![
-        (
-            "prefetch must be at least 1",
-            Flux::range(0, 5).publish_on(&s, 0).collect_blocking(Duration::from_secs(5)),
-        ),
+    let schedulers: Vec<_> = common::pools().map(|p| (p, p.build())).collect();
+    let mut cases: Vec<(&str, Result<Vec<u64>, Error>)> = schedulers
+        .iter()
+        .map(|(_, s)| {
+            let got = Flux::range(0, 5).publish_on(s, 0).collect_blocking(Duration::from_secs(5));
+            ("prefetch must be at least 1", got)
+        })
+        .collect();
+    cases.extend([
         (
             "limit_rate: prefetch must be at least 1",
             Flux::range(0, 5).limit_rate(0).collect_blocking(Duration::from_secs(5)),
@@ -357,14 +393,16 @@ fn bad_settings_signal_a_clear_error() {
                 .on_backpressure_buffer(0, Overflow::DropLatest)
                 .collect_blocking(Duration::from_secs(5)),
         ),
-    ];
+    ]);
     for (want, got) in cases {
         match got {
             Err(Error::InvalidArgument(m)) => assert!(m.contains(want), "{m:?} lacks {want:?}"),
             other => panic!("expected InvalidArgument({want}), got {other:?}"),
         }
     }
-    s.dispose().unwrap();
+    for (p, s) in &schedulers {
+        common::dispose(&p.to_string(), s);
+    }
     use handoff::Handoff;
     let Err(e) = reactive::ReactiveHandoff::new(0).open::<u64>(1) else {
         panic!("prefetch 0 must be refused")
@@ -378,25 +416,51 @@ fn bad_settings_signal_a_clear_error() {
 
 #[test]
 fn schedulers_shut_down_cleanly_and_reject_afterwards() {
-    let s = Scheduler::parallel(3);
-    assert_eq!(s.live_workers(), 3);
     let n = size();
-    let sum: u64 = Flux::range(0, n)
-        .publish_on(&s, 8)
-        .collect_blocking(Duration::from_secs(10))
-        .unwrap()
-        .iter()
-        .sum();
-    assert_eq!(sum, n * (n - 1) / 2);
-    s.dispose().unwrap();
-    assert_eq!(s.live_workers(), 0, "every worker joined");
-    match Flux::range(0, 3).publish_on(&s, 8).collect_blocking(Duration::from_secs(5)) {
-        Err(Error::Rejected(m)) => assert!(m.contains("shut down"), "{m}"),
-        other => panic!("expected Rejected, got {other:?}"),
+    for p in
+        common::MANY_WORKERS.iter().map(|p| p.with(3)).chain(common::ONE_WORKER.iter().copied())
+    {
+        let what = p.to_string();
+        let s = p.build();
+        assert_eq!(s.live_workers(), p.workers, "{what}");
+        let sum: u64 = Flux::range(0, n)
+            .publish_on(&s, 8)
+            .collect_blocking(Duration::from_secs(10))
+            .unwrap()
+            .iter()
+            .sum();
+        assert_eq!(sum, n * (n - 1) / 2, "{what}");
+        common::dispose(&what, &s);
+        s.dispose().unwrap(); // twice is fine
+        match Flux::range(0, 3).publish_on(&s, 8).collect_blocking(Duration::from_secs(5)) {
+            Err(Error::Rejected(m)) => assert!(m.contains("shut down"), "{what}: {m}"),
+            other => panic!("{what}: expected Rejected, got {other:?}"),
+        }
+        // Dropping the last handle shuts down too (Drop joins the workers).
+        let s2 = p.build();
+        let live = Scheduler::clone(&s2);
+        assert_eq!(live.live_workers(), p.workers, "{what}");
+        drop(s2);
+        assert_eq!(live.live_workers(), p.workers, "{what}: a clone keeps it running");
+        drop(live);
+        // Dropped from inside one of its own drains (the subscriber holds the last
+        // handle): the pool cannot join that thread, and must not wait for it (on rayon,
+        // the workers exit only once that very job has returned).
+        let s3 = p.build();
+        let pipeline = Flux::range(0, n).publish_on(&s3, 8);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        pipeline.subscribe(reactive::ForEach::new(
+            |_v: u64| {},
+            move |r| {
+                // The pipeline's own handle goes when `subscribe` returns: wait for that.
+                wait.recv().unwrap();
+                drop(s3);
+                tx.send(r).unwrap(); // reached only if that drop returned
+            },
+        ));
+        go.send(()).unwrap();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(Ok(())), "{what}: last drop");
     }
-    // Dropping the last handle shuts down too (Drop joins the workers).
-    let s2 = Scheduler::single();
-    assert_eq!(s2.live_workers(), 1);
-    drop(s2);
     assert_eq!(Scheduler::immediate().live_workers(), 0);
 }

@@ -1,10 +1,66 @@
 //! A recording subscriber for the TCK-like tests.
 #![allow(dead_code)]
 
-use reactive::{Error, SharedSubscription, Subscriber, Subscription, UNBOUNDED};
+use reactive::{Error, Scheduler, SharedSubscription, Subscriber, Subscription, UNBOUNDED};
+use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+/// A pooled scheduler a test runs on, built fresh where the test wants it (inside a
+/// watchdog, per run). Tests loop over [`ONE_WORKER`], [`MANY_WORKERS`] or [`pools`]: one
+/// body, every scheduler.
+#[derive(Clone, Copy)]
+pub struct Pool {
+    pub family: &'static str,
+    pub workers: usize,
+    build: fn(usize) -> Scheduler,
+}
+
+impl Pool {
+    pub fn build(&self) -> Scheduler {
+        (self.build)(self.workers)
+    }
+    /// The same family with `workers` threads.
+    pub fn with(self, workers: usize) -> Self {
+        Pool { workers, ..self }
+    }
+}
+
+impl fmt::Display for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.family {
+            "single" => f.write_str("single"),
+            family => write!(f, "{family}({})", self.workers),
+        }
+    }
+}
+
+/// The one-thread schedulers: `single` and (feature `rayon`) a one-thread rayon pool.
+/// Tests that need a single worker thread (one drain thread per subscription) use these.
+pub const ONE_WORKER: &[Pool] = &[
+    Pool { family: "single", workers: 1, build: |_| Scheduler::single() },
+    #[cfg(feature = "rayon")]
+    Pool { family: "rayon", workers: 1, build: Scheduler::rayon },
+];
+
+/// The multi-thread pools: `parallel(2)` (pinned) and `rayon(2)` (stolen).
+pub const MANY_WORKERS: &[Pool] = &[
+    Pool { family: "parallel", workers: 2, build: Scheduler::parallel },
+    #[cfg(feature = "rayon")]
+    Pool { family: "rayon", workers: 2, build: Scheduler::rayon },
+];
+
+/// Every pooled scheduler: [`ONE_WORKER`] then [`MANY_WORKERS`].
+pub fn pools() -> impl Iterator<Item = Pool> {
+    ONE_WORKER.iter().chain(MANY_WORKERS).copied()
+}
+
+/// Disposes `s` and checks that every worker was joined.
+pub fn dispose(what: &str, s: &Scheduler) {
+    s.dispose().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(s.live_workers(), 0, "{what}: every worker joined");
+}
 
 /// Everything a [`Recorder`] saw.
 #[derive(Debug, Default, Clone)]
