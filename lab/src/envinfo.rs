@@ -54,10 +54,16 @@ pub struct Environment {
     pub timed_allocator: String,
     /// Allocator of the heap-profiling children.
     pub heap_allocator: String,
-    /// Warm-up runs per cell.
+    /// Warm-up runs per fork.
     pub warmup_runs: usize,
-    /// Measured runs per cell.
+    /// Measured runs per fork.
     pub measured_runs: usize,
+    /// Rounds (forks per cell).
+    #[serde(default)]
+    pub rounds: usize,
+    /// How the children were scheduled (timed forks alone; untimed passes side by side).
+    #[serde(default)]
+    pub scheduling: String,
     /// Messages per run (the input size).
     pub messages: u64,
     /// Tracing mode and whether trace files were written.
@@ -188,8 +194,10 @@ impl Environment {
                 "git commit",
                 format!("{}{}", self.git_commit, if self.git_dirty { " (dirty)" } else { "" }),
             ),
+            ("rounds", self.rounds.to_string()),
             ("warm-up runs", self.warmup_runs.to_string()),
             ("measured runs", self.measured_runs.to_string()),
+            ("scheduling", self.scheduling.clone()),
             ("input size", format!("{} messages per run", self.messages)),
             ("load average at start", format!("{:.2} {:.2} {:.2}", la[0], la[1], la[2])),
             ("timed runs' allocator", self.timed_allocator.clone()),

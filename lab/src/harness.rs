@@ -7,6 +7,7 @@
 //! emits the lab's own publish/consume spans and counters); the by-name choice happens once
 //! in [`crate::variants::dispatch`].
 
+use crate::protocol::{Ctx, Pass};
 use crate::variants::{self, Settings, WithHandoff};
 use handoff::{Checker, Consumer, Handoff, Message, Producer};
 use hdrhistogram::Histogram;
@@ -17,26 +18,6 @@ use std::time::Instant;
 
 /// Payload sizes the lab compiles the loop for (`handoff::Message<N>` is const-generic).
 pub const PAYLOADS: &[usize] = &[16, 64, 256];
-
-/// What a child process does with its cell.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// Warm-up and measured runs (the timed child).
-    Timed,
-    /// One run under the dhat profiler (the lab-heap binary), written to `file`.
-    Heap {
-        /// Where the dhat JSON goes.
-        file: String,
-    },
-    /// One run with a trace recorder, written to `file`.
-    Trace {
-        /// `flight` or `full`.
-        recorder: String,
-        /// Where the Chrome-trace JSON goes.
-        file: String,
-    },
-}
 
 /// Everything a child needs to run one (variant, P) cell.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -65,10 +46,12 @@ pub struct CellSpec {
     pub sample_every: u64,
     /// Most messages the consumer takes per `recv_batch`; 1 uses `recv`.
     pub batch: usize,
-    /// Extra sampled/unsampled run pairs measuring the cost of sampling (timed mode).
+    /// Extra sampled/unsampled run pairs measuring the cost of sampling (timed forks).
     pub sampling_ab_pairs: usize,
-    /// What to do.
-    pub mode: Mode,
+    /// Messages in a heap pass's run.
+    pub heap_messages: u64,
+    /// Messages in a trace pass's run.
+    pub trace_messages: u64,
 }
 
 impl CellSpec {
@@ -295,10 +278,11 @@ impl<const TRACE: bool> Rate<TRACE> {
 pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
     handoff: &H,
     spec: &CellSpec,
+    messages: u64,
     sample_every: u64,
 ) -> Result<(RunResult, Histogram<u64>), String> {
     let p = spec.producers;
-    let per = handoff::spread(spec.messages, p);
+    let per = handoff::spread(messages, p);
     let (txs, mut rx) = handoff
         .open::<Message<N>>(p)
         .map_err(|e| format!("{}: open({p}) failed: {e}", spec.variant))?;
@@ -445,17 +429,9 @@ pub fn sample_cost_ns() -> f64 {
     rounds[2]
 }
 
-/// A hook run around the traced run: installs a recorder, then writes its file.
-pub trait TraceHook {
-    /// Installs the recorder for `recorder` mode writing to `file`.
-    fn install(&mut self, recorder: &str, file: &str) -> Result<(), String>;
-    /// Writes the trace after the run; returns a one-line account.
-    fn finish(&mut self) -> Result<String, String>;
-}
-
 struct CellJob<'a, 'b> {
     spec: &'a CellSpec,
-    trace: Option<&'b mut dyn TraceHook>,
+    ctx: &'b mut Ctx,
 }
 
 impl WithHandoff for CellJob<'_, '_> {
@@ -463,9 +439,9 @@ impl WithHandoff for CellJob<'_, '_> {
 
     fn run<H: Handoff + 'static>(self, handoff: H) -> Self::Out {
         match self.spec.payload {
-            16 => run_cell::<H, 16>(&handoff, self.spec, self.trace),
-            64 => run_cell::<H, 64>(&handoff, self.spec, self.trace),
-            256 => run_cell::<H, 256>(&handoff, self.spec, self.trace),
+            16 => run_cell::<H, 16>(&handoff, self.spec, self.ctx),
+            64 => run_cell::<H, 64>(&handoff, self.spec, self.ctx),
+            256 => run_cell::<H, 256>(&handoff, self.spec, self.ctx),
             other => Err(format!("payload {other} is not compiled in; valid: {PAYLOADS:?}")),
         }
     }
@@ -474,31 +450,36 @@ impl WithHandoff for CellJob<'_, '_> {
 fn run_cell<H: Handoff, const N: usize>(
     handoff: &H,
     spec: &CellSpec,
-    trace: Option<&mut dyn TraceHook>,
+    ctx: &mut Ctx,
 ) -> Result<CellOutput, String> {
     let mut out = CellOutput {
         per_producer: handoff::spread(spec.messages, spec.producers),
         ..Default::default()
     };
-    match &spec.mode {
-        Mode::Timed => {
+    match ctx.pass.clone() {
+        Pass::Timed => {
             for _ in 0..spec.warmup {
-                out.warmup.push(run_once::<H, N, false>(handoff, spec, spec.sample_every)?.0);
+                out.warmup.push(run_once::<H, N, false>(handoff, spec, spec.messages, spec.sample_every)?.0);
+                ctx.heartbeat();
             }
             let mut merged = new_histogram();
             for _ in 0..spec.runs {
-                let (r, h) = run_once::<H, N, false>(handoff, spec, spec.sample_every)?;
+                let (r, h) = run_once::<H, N, false>(handoff, spec, spec.messages, spec.sample_every)?;
                 if r.valid && spec.sample_every > 0 {
                     merged.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?;
                 }
                 out.runs.push(r);
+                ctx.heartbeat();
             }
             if spec.sample_every > 0 && !merged.is_empty() {
                 out.latency_ns = Some(Latency::of(&merged));
             }
             for _ in 0..spec.sampling_ab_pairs {
-                let (a, _) = run_once::<H, N, false>(handoff, spec, spec.sample_every.max(1))?;
-                let (b, _) = run_once::<H, N, false>(handoff, spec, 0)?;
+                let n = spec.messages;
+                let (a, _) = run_once::<H, N, false>(handoff, spec, n, spec.sample_every.max(1))?;
+                ctx.heartbeat();
+                let (b, _) = run_once::<H, N, false>(handoff, spec, n, 0)?;
+                ctx.heartbeat();
                 if a.valid && b.valid {
                     out.ab_sampled_ms.push(a.ms);
                     out.ab_unsampled_ms.push(b.ms);
@@ -506,25 +487,24 @@ fn run_cell<H: Handoff, const N: usize>(
             }
             out.sample_cost_ns = sample_cost_ns();
         }
-        Mode::Heap { .. } => {
-            // The caller (lab-heap) wraps this in the profiler; one run, no sampling.
-            let (r, _) = run_once::<H, N, false>(handoff, spec, 0)?;
+        Pass::Heap { .. } => {
+            // lab-heap wraps this in the profiler; one run, no sampling.
+            let (r, _) = run_once::<H, N, false>(handoff, spec, spec.heap_messages, 0)?;
             out.runs.push(r);
+            ctx.heartbeat();
         }
-        Mode::Trace { recorder, file } => {
-            let hook = trace.ok_or_else(|| "no trace hook in this binary".to_string())?;
-            hook.install(recorder, file)?;
-            let (r, _) = run_once::<H, N, true>(handoff, spec, spec.sample_every)?;
-            out.notes.push(hook.finish()?);
-            out.trace_file = Some(file.clone());
+        Pass::Trace { .. } => {
+            // The child installed the recorder around this cell.
+            let (r, _) = run_once::<H, N, true>(handoff, spec, spec.trace_messages, spec.sample_every)?;
             out.runs.push(r);
+            ctx.heartbeat();
         }
     }
     Ok(out)
 }
 
 /// Runs a cell as its spec says; the entry point of every child.
-pub fn run_spec(spec: &CellSpec, trace: Option<&mut dyn TraceHook>) -> Result<CellOutput, String> {
+pub fn run_spec(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     if spec.producers == 0 || spec.messages == 0 {
         return Err("producers and messages must be at least 1".to_string());
     }
@@ -533,5 +513,5 @@ pub fn run_spec(spec: &CellSpec, trace: Option<&mut dyn TraceHook>) -> Result<Ce
     {
         variants::check_wait(w)?;
     }
-    variants::dispatch(&spec.settings(), CellJob { spec, trace })?
+    variants::dispatch(&spec.settings(), CellJob { spec, ctx })?
 }

@@ -8,17 +8,33 @@
 //! evidence refused) and with seed 004's JMH discipline (a process per cell, warm-up and
 //! measured iterations, 99.9% confidence intervals).
 //!
-//! # Design
-//! * [`cli`]: the parent. It plans the matrix (variant × producers), runs each cell in a
-//!   child process of the same binary (`lab __cell <json>`, one JSON line back) under a
-//!   watchdog, then a heap child per cell (the `lab-heap` binary, whose global allocator is
-//!   `dhat::Alloc`, never used for timing) and a trace child per cell, and writes
-//!   `results.json`, `report.md`, `report.html` (inline SVG charts).
-//! * [`harness`]: the loop inside a child, generic over `H: Handoff` and the payload size;
-//!   [`variants::dispatch`] is the one by-name `match` (enum dispatch).
-//! * [`peers`]: crossbeam-channel, std's `sync_channel` and the `disruptor` crate as
-//!   `Handoff` adapters, so one harness drives every variant and peer.
-//! * [`faults`]: planted faults for the lab's own tests (lost messages, a hang, a crash).
+//! # Design: one pipeline
+//! Every experiment goes through the same stages, each in one place:
+//!
+//! * [`cli`]: one clap tree; each experiment's subcommand is built from its own `Args` and
+//!   the [`experiment::Shared`] options (`--out`, `--rounds`, `--runs`, `--warmup`,
+//!   `--trace`, `--heap`, `--timeout`).
+//! * [`experiment`]: the [`experiment::Experiment`] trait (typed options, a plan of cells,
+//!   `run_cell` in the child, `analyse` in the parent) and the one flow
+//!   parse → plan → run → assemble → analyse → emit.
+//! * [`runner`]: forks in interleaved rounds (a fresh child per cell per round, the order
+//!   rotated each round), a watchdog fed by the child's heartbeats, process groups killed
+//!   on a stall or Ctrl-C ([`runner::signal`]), the untimed heap and trace passes side by
+//!   side, one progress bar with an ETA.
+//! * [`protocol`]: the one hidden child entry (`lab __child <spec>`, `lab-heap <spec>`) and
+//!   its typed lines (heartbeat, done, failed).
+//! * [`results`]: the one versioned schema (`schema_version`), rows with one envelope,
+//!   fork scores, intervals, modes and the ratios paired within rounds; [`stats`] holds the
+//!   order statistics.
+//! * [`report`]: terminal, Markdown and HTML (one stylesheet) from the same results;
+//!   atomic writes after the terminal tables. [`compare`]: `lab compare`, `lab report`.
+//! * [`experiments`]: one file per experiment and one registration line each.
+//! * [`harness`], [`variants`], [`peers`], [`faults`]: the handoff loop inside a
+//!   `disruptor-vs-lbq` child, the by-name `match` (enum dispatch), the reference peers as
+//!   `Handoff` adapters, and planted faults for the lab's own tests.
+//!
+//! The runner and the results know no experiment by name; an experiment never reaches
+//! back into the CLI; there is one child protocol and one results schema.
 //!
 //! # Guarantees
 //! Every run checks itself (count, per-producer order, checksum via `handoff::Checker`); a
@@ -29,18 +45,24 @@
 //! # Crates used and why
 //! clap (CLI), serde/serde_json (specs, results, dhat files), hdrhistogram (latency
 //! percentiles without storing samples), indicatif (progress), comfy-table (terminal
-//! tables), libc (getrusage per thread, signals), dhat (heap profiles).
+//! tables), signal-hook (Ctrl-C delivered to a thread, not a handler), statrs (Student's t
+//! quantile), rayon (the untimed passes side by side), libc (getrusage per thread, process
+//! groups), dhat (heap profiles).
 
 pub mod cli;
+pub mod compare;
 pub mod dhatfile;
 pub mod envinfo;
+pub mod experiment;
 pub mod experiments;
 pub mod faults;
 pub mod harness;
 pub mod parse;
 pub mod peers;
+pub mod protocol;
 pub mod report;
 pub mod results;
+pub mod runner;
 pub mod stats;
 pub mod tracehook;
 pub mod variants;

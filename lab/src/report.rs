@@ -1,35 +1,35 @@
-//! Turns `Results` into the seed's tables (one data model, three renderings: the terminal
-//! via comfy-table, `report.md`, and a self-contained `report.html` with inline SVG charts).
+//! The one report writer: the terminal, `report.md` and `report.html` (one stylesheet,
+//! inline SVG charts) from the same [`Results`], and the atomic writes of the run's files.
+//!
+//! Order matters: the terminal tables come first, whatever then happens to the files; each
+//! file is written to a temporary name and renamed, so a reader never sees a truncated one.
 
-use crate::results::{Results, Row, Status};
-use std::collections::BTreeMap;
+use crate::results::{Results, Table};
 use std::fmt::Write as _;
+use std::path::Path;
 
-/// A table: title, header, rows, and a note under it.
-#[derive(Debug, Clone, Default)]
-pub struct Table {
-    /// Title.
-    pub title: String,
-    /// Column headers.
-    pub header: Vec<String>,
-    /// Cells.
-    pub rows: Vec<Vec<String>>,
-    /// A line under the table.
-    pub note: Option<String>,
-}
+/// The report's stylesheet (inlined into every report.html).
+pub const STYLE: &str = include_str!("report.css");
 
-fn fmt_ms(x: f64) -> String {
-    if x >= 100.0 {
+/// A number with sensible precision: 3 significant digits below 1000, grouped above.
+pub fn fmt_num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1e5 {
+        group(x)
+    } else if a >= 100.0 {
         format!("{x:.0}")
-    } else if x >= 10.0 {
+    } else if a >= 10.0 {
         format!("{x:.1}")
-    } else {
+    } else if a >= 1.0 {
         format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
     }
 }
 
-fn fmt_qps(x: f64) -> String {
-    let s = format!("{:.0}", x);
+/// An integer with thousands separators: 12,345,678.
+pub fn group(x: f64) -> String {
+    let s = format!("{:.0}", x.abs());
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
         if i > 0 && (s.len() - i) % 3 == 0 {
@@ -37,335 +37,11 @@ fn fmt_qps(x: f64) -> String {
         }
         out.push(c);
     }
-    out
-}
-
-fn fmt_us(ns: u64) -> String {
-    let us = ns as f64 / 1e3;
-    if us >= 100.0 {
-        format!("{us:.0}")
+    if x < 0.0 {
+        format!("-{out}")
     } else {
-        format!("{us:.1}")
+        out
     }
-}
-
-/// Column labels in the order of the config, then producer counts.
-fn axes(r: &Results) -> (Vec<String>, Vec<usize>) {
-    let mut labels: Vec<String> = Vec::new();
-    for row in &r.results {
-        if !labels.contains(&row.label) {
-            labels.push(row.label.clone());
-        }
-    }
-    let mut ps: Vec<usize> = r.results.iter().map(|x| x.producers).collect();
-    ps.sort_unstable();
-    ps.dedup();
-    (labels, ps)
-}
-
-fn index(r: &Results) -> BTreeMap<(String, usize), &Row> {
-    r.results.iter().map(|x| ((x.label.clone(), x.producers), x)).collect()
-}
-
-/// The baseline column for ratios: `locked` when present, else the first.
-pub fn baseline(labels: &[String]) -> Option<String> {
-    labels.iter().find(|l| l.as_str() == "locked").or(labels.first()).cloned()
-}
-
-fn cell_value(row: Option<&&Row>, f: impl Fn(&Row) -> Option<String>) -> String {
-    match row {
-        None => "-".to_string(),
-        Some(r) if r.status != Status::Ok && r.median_ms.is_none() => r.status.word().to_string(),
-        Some(r) => {
-            let v = f(r).unwrap_or_else(|| "-".to_string());
-            if r.status == Status::Ok {
-                v
-            } else {
-                format!("{v} {}", r.status.word())
-            }
-        }
-    }
-}
-
-fn ratio(a: Option<f64>, b: Option<f64>) -> String {
-    match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => format!("{:.0}%", a / b * 100.0),
-        _ => "-".to_string(),
-    }
-}
-
-/// The seed's two headline tables: duration and QPS per producer count, with ratios.
-pub fn headline_tables(r: &Results) -> Vec<Table> {
-    let (labels, ps) = axes(r);
-    let idx = index(r);
-    let base = baseline(&labels);
-    let others: Vec<&String> = labels.iter().filter(|l| Some(*l) != base.as_ref()).collect();
-    let mut tables = Vec::new();
-    for (title, is_qps) in
-        [("Duration (ms, median)", false), ("QPS (messages/s, from the median)", true)]
-    {
-        let mut header = vec!["P".to_string()];
-        header.extend(labels.iter().cloned());
-        if let Some(b) = &base {
-            header.extend(others.iter().map(|o| format!("{o}/{b}")));
-        }
-        let rows =
-            ps.iter()
-                .map(|&p| {
-                    let mut row = vec![p.to_string()];
-                    for l in &labels {
-                        row.push(cell_value(idx.get(&(l.clone(), p)), |x| {
-                            if is_qps {
-                                x.qps.map(fmt_qps)
-                            } else {
-                                x.median_ms.map(fmt_ms)
-                            }
-                        }));
-                    }
-                    if let Some(b) = &base {
-                        let get = |l: &String| {
-                            idx.get(&(l.clone(), p))
-                                .filter(|x| x.status == Status::Ok)
-                                .and_then(|x| if is_qps { x.qps } else { x.median_ms })
-                        };
-                        for o in &others {
-                            row.push(ratio(get(o), get(b)));
-                        }
-                    }
-                    row
-                })
-                .collect();
-        tables.push(Table {
-            title: title.to_string(),
-            header,
-            rows,
-            note: Some(
-                if is_qps {
-                    "Ratio = variant QPS / baseline QPS (the seed's 对比 column: 137% … 252%)."
-                } else {
-                    "Ratio = variant duration / baseline duration (the seed: 73% … 39.65%)."
-                }
-                .to_string(),
-            ),
-        });
-    }
-    tables
-}
-
-/// Run statistics per row (JMH style).
-pub fn spread_table(r: &Results) -> Table {
-    let rows = r
-        .results
-        .iter()
-        .map(|x| {
-            let f = |v: Option<f64>| v.map_or("-".to_string(), fmt_ms);
-            vec![
-                x.label.clone(),
-                x.producers.to_string(),
-                x.status.word().to_string(),
-                format!("{}/{}", x.runs.iter().filter(|r| r.valid).count(), x.runs.len()),
-                f(x.min_ms),
-                f(x.median_ms),
-                f(x.max_ms),
-                f(x.stddev_ms),
-                x.ci999_ms
-                    .map_or("-".to_string(), |[a, b]| format!("[{}, {}]", fmt_ms(a), fmt_ms(b))),
-            ]
-        })
-        .collect();
-    Table {
-        title: "Runs (ms): min / median / max, standard deviation, 99.9% CI of the mean".into(),
-        header: [
-            "variant",
-            "P",
-            "status",
-            "valid runs",
-            "min",
-            "median",
-            "max",
-            "stddev",
-            "CI 99.9%",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows,
-        note: Some(
-            "Each cell runs in its own child process; statistics use valid measured runs only."
-                .into(),
-        ),
-    }
-}
-
-/// Latency percentiles of sampled messages.
-pub fn latency_table(r: &Results) -> Table {
-    let rows = r
-        .results
-        .iter()
-        .map(|x| match &x.latency_ns {
-            Some(l) => vec![
-                x.label.clone(),
-                x.producers.to_string(),
-                l.count.to_string(),
-                fmt_us(l.p50),
-                fmt_us(l.p90),
-                fmt_us(l.p99),
-                fmt_us(l.p999),
-                fmt_us(l.max),
-            ],
-            None => vec![x.label.clone(), x.producers.to_string(), x.status.word().into()]
-                .into_iter()
-                .chain(std::iter::repeat_n("-".to_string(), 5))
-                .collect(),
-        })
-        .collect();
-    Table {
-        title: "End-to-end latency of sampled messages (µs, publish → consume)".into(),
-        header: ["variant", "P", "samples", "p50", "p90", "p99", "p99.9", "max"]
-            .map(String::from)
-            .to_vec(),
-        rows,
-        note: Some(format!(
-            "Every {}th message of each producer is stamped at send and read at receipt; \
-             queueing under full load dominates these figures.",
-            r.sampling.sample_every
-        )),
-    }
-}
-
-/// CPU use and per-thread CPU time, context switches.
-pub fn cpu_table(r: &Results) -> Table {
-    let rows = r
-        .results
-        .iter()
-        .map(|x| match &x.cpu {
-            Some(c) => {
-                let prod: Vec<&crate::results::ThreadCpu> =
-                    c.threads.iter().filter(|t| t.name.starts_with("producer")).collect();
-                let cons = c.threads.iter().find(|t| t.name == "consumer");
-                let vcs: f64 = c.threads.iter().map(|t| t.voluntary_cs).sum();
-                let ivcs: f64 = c.threads.iter().map(|t| t.involuntary_cs).sum();
-                vec![
-                    x.label.clone(),
-                    x.producers.to_string(),
-                    format!("{:.0}%", c.process_pct),
-                    format!("{:.0}%", c.machine_pct),
-                    prod.iter().map(|t| format!("{:.0}", t.cpu_ms)).collect::<Vec<_>>().join(" / "),
-                    cons.map_or("-".into(), |t| format!("{:.0}", t.cpu_ms)),
-                    cons.map_or("-".into(), |t| format!("{:.0}", t.sys_ms)),
-                    format!("{vcs:.0}"),
-                    format!("{ivcs:.0}"),
-                ]
-            }
-            None => vec![x.label.clone(), x.producers.to_string(), x.status.word().into()]
-                .into_iter()
-                .chain(std::iter::repeat_n("-".to_string(), 6))
-                .collect(),
-        })
-        .collect();
-    Table {
-        title: "CPU: process use, CPU time per thread (ms), context switches (means per run)"
-            .into(),
-        header: [
-            "variant",
-            "P",
-            "process CPU",
-            "of machine",
-            "producer-0 / producer-1 / …",
-            "consumer",
-            "consumer sys",
-            "voluntary cs",
-            "involuntary cs",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows,
-        note: Some(
-            "process CPU = CPU time / wall time (200% = two cores busy); \"of machine\" divides \
-             by the online cores, like the seed's CPU graph. Thread times from \
-             getrusage(RUSAGE_THREAD) at each thread's end."
-                .into(),
-        ),
-    }
-}
-
-/// Heap profiles.
-pub fn heap_table(r: &Results) -> Option<Table> {
-    let rows: Vec<Vec<String>> = r
-        .results
-        .iter()
-        .filter_map(|x| {
-            x.heap.as_ref().map(|h| {
-                vec![
-                    x.label.clone(),
-                    x.producers.to_string(),
-                    h.messages.to_string(),
-                    h.total_blocks.to_string(),
-                    h.total_bytes.to_string(),
-                    h.max_bytes.to_string(),
-                    format!("{:.3}", h.blocks_per_message),
-                    format!("{:.1}", h.bytes_per_message),
-                    if h.valid { "ok".into() } else { "INVALID".into() },
-                ]
-            })
-        })
-        .collect();
-    (!rows.is_empty()).then(|| Table {
-        title: "Heap (dhat, a separate untimed run per cell)".into(),
-        header: [
-            "variant",
-            "P",
-            "messages",
-            "allocations",
-            "bytes allocated",
-            "peak live bytes",
-            "allocations/msg",
-            "bytes/msg",
-            "check",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows,
-        note: Some(
-            "Totals include the run's fixed setup (threads, the checker, a preallocated ring); \
-             per-message figures divide the totals by the heap run's messages."
-                .into(),
-        ),
-    })
-}
-
-/// Rows that did not come out ok.
-pub fn failure_table(r: &Results) -> Option<Table> {
-    let rows: Vec<Vec<String>> = r
-        .results
-        .iter()
-        .filter(|x| x.status != Status::Ok)
-        .map(|x| {
-            vec![
-                x.label.clone(),
-                x.producers.to_string(),
-                x.status.word().to_string(),
-                x.error.clone().unwrap_or_default(),
-                x.stderr_tail.clone().unwrap_or_default(),
-            ]
-        })
-        .collect();
-    (!rows.is_empty()).then(|| Table {
-        title: "Failures (left out of every statistic)".into(),
-        header: ["variant", "P", "status", "what", "stderr (tail)"].map(String::from).to_vec(),
-        rows,
-        note: None,
-    })
-}
-
-/// Every table of the report, in order.
-pub fn all_tables(r: &Results) -> Vec<Table> {
-    let mut t = headline_tables(r);
-    t.push(spread_table(r));
-    t.push(latency_table(r));
-    t.push(cpu_table(r));
-    t.extend(heap_table(r));
-    t.extend(failure_table(r));
-    t
 }
 
 /// Renders a table for the terminal.
@@ -388,6 +64,7 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', "<br>")
 }
 
+/// A table in Markdown.
 pub fn md_table(t: &Table) -> String {
     let mut s = format!(
         "### {}\n\n| {} |\n|{}\n",
@@ -406,175 +83,12 @@ pub fn md_table(t: &Table) -> String {
     s
 }
 
-fn method_lines(r: &Results) -> Vec<String> {
-    let c = &r.config;
-    let mut v = vec![
-        format!(
-            "{} producer thread(s) and one consumer per run; variants {}; {} messages per run \
-             ({} payload bytes each).",
-            c.producers.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", "),
-            c.variants.join(", "),
-            c.messages,
-            c.payload
-        ),
-        format!(
-            "Each (variant, P) cell runs in its own child process (a JMH-style fork): {} warm-up \
-             run(s), then {} measured run(s); a watchdog kills a child after {} s.",
-            c.warmup, c.runs, c.timeout_s
-        ),
-        "Every run checks itself (count, per-producer order, checksum); a failed run is marked \
-         INVALID and never enters the statistics."
-            .to_string(),
-        format!(
-            "The ring runs with wait strategy {}; its size (and the bound of the channel peers) is \
-             {} slots; the locked queue is {}.",
-            c.waits.join(", "),
-            c.ring_size,
-            c.capacity.map_or("unbounded (as the seed)".to_string(), |x| format!("bounded at {x}"))
-        ),
-        format!(
-            "The consumer takes messages with {}.",
-            if c.batch <= 1 {
-                "recv() one at a time".to_string()
-            } else {
-                format!("recv_batch(max {})", c.batch)
-            }
-        ),
-    ];
-    v.push(format!(
-        "Heap pass ({}): after the timed cells, one untimed child per cell in the lab-heap \
-         binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed \
-         children use the system allocator.",
-        c.heap, c.heap_messages
-    ));
-    v.push(format!(
-        "Trace pass ({}): one more untimed child per cell runs {} messages with the recorder \
-         installed; producers wrap every {}th send in a `publish` span, the consumer emits a \
-         `consume` span with the same flow id and a `messages_per_ms` counter about once per ms.",
-        c.trace, c.trace_messages, c.sample_every
-    ));
-    if let Some(n) = &c.spread_note {
-        v.push(n.clone());
-    }
-    v
-}
-
-fn sampling_lines(r: &Results) -> Vec<String> {
-    let s = &r.sampling;
-    let mut v = Vec::new();
-    if s.sample_every == 0 {
-        v.push("Latency sampling was off.".to_string());
-        return v;
-    }
-    if let Some(c) = s.sample_cost_ns {
-        v.push(format!(
-            "One sample costs {c:.1} ns (two clock reads and a histogram record, measured in each \
-             child); at one sample per {} messages that is at most {:.3}% of a run's time \
-             (largest per-row estimate).",
-            s.sample_every,
-            s.est_overhead_max_pct.unwrap_or(0.0)
-        ));
-    }
-    if let Some(ab) = &s.ab {
-        v.push(format!(
-            "A/B check on {} P={}: sampled runs {:?} ms, unsampled {:?} ms: {}.",
-            ab.variant,
-            ab.producers,
-            ab.sampled_ms.iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>(),
-            ab.unsampled_ms.iter().map(|x| (x * 100.0).round() / 100.0).collect::<Vec<_>>(),
-            match (ab.overhead_pct, ab.overhead_pct_min) {
-                (Some(o), Some(m)) => format!(
-                    "difference of the medians {o:+.2}%, of the fastest runs {m:+.2}% \
-                     (run-to-run noise included)"
-                ),
-                _ => "no valid pairs".to_string(),
-            }
-        ));
-    }
-    v
-}
-
-/// Renders report.md.
-pub fn markdown(r: &Results) -> String {
-    let mut s = format!("# {} — {}\n\n", r.experiment, r.environment.date);
-    if r.status != "complete" {
-        let _ = writeln!(
-            s,
-            "**{}**: only the cells that finished are shown.\n",
-            r.status.to_uppercase()
-        );
-    }
-    s.push_str("## Environment\n\n| field | value |\n|---|---|\n");
-    for (k, v) in r.environment.rows() {
-        let _ = writeln!(s, "| {k} | {} |", md_escape(&v));
-    }
-    s.push_str("\n## Method\n\n");
-    for l in method_lines(r) {
-        let _ = writeln!(s, "- {l}");
-    }
-    s.push_str("\n## Results\n\n");
-    for t in all_tables(r) {
-        s.push_str(&md_table(&t));
-    }
-    s.push_str("## Latency sampling cost\n\n");
-    for l in sampling_lines(r) {
-        let _ = writeln!(s, "- {l}");
-    }
-    heap_sites_md(r, &mut s);
-    s.push_str("\n## Files\n\n");
-    for (label, path) in files(r) {
-        let _ = writeln!(s, "- [{label}]({path})");
-    }
-    if !r.notes.is_empty() {
-        s.push_str("\n## Notes\n\n");
-        for n in &r.notes {
-            let _ = writeln!(s, "- {n}");
-        }
-    }
-    s
-}
-
-fn heap_sites_md(r: &Results, s: &mut String) {
-    let with: Vec<&Row> = r.results.iter().filter(|x| x.heap.is_some()).collect();
-    if with.is_empty() {
-        return;
-    }
-    s.push_str("\n## Top allocation sites (from the dhat files)\n\n");
-    for x in with {
-        let h = x.heap.as_ref().expect("filtered");
-        let _ = writeln!(s, "**{} P={}** ([{}]({})):\n", x.label, x.producers, h.file, h.file);
-        for site in &h.top_sites {
-            let _ = writeln!(
-                s,
-                "- {} bytes in {} allocations ({} live at peak): `{}`",
-                site.total_bytes,
-                site.total_blocks,
-                site.at_peak_bytes,
-                site.frames.join(" ← ")
-            );
-        }
-        s.push('\n');
-    }
-}
-
-/// Links to every trace and heap file: (label, path relative to the run folder).
-pub fn files(r: &Results) -> Vec<(String, String)> {
-    let mut v = Vec::new();
-    for x in &r.results {
-        if let Some(t) = &x.trace {
-            v.push((format!("trace {} P={}", x.label, x.producers), t.clone()));
-        }
-        if let Some(h) = &x.heap {
-            v.push((format!("heap {} P={}", x.label, x.producers), h.file.clone()));
-        }
-    }
-    v
-}
-
+/// Escapes text for HTML.
 pub fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// A table in HTML.
 pub fn html_table(t: &Table) -> String {
     let mut s = format!("<h3>{}</h3>\n<table>\n<tr>", html_escape(&t.title));
     for h in &t.header {
@@ -736,155 +250,184 @@ pub fn line_chart(
     s
 }
 
-/// The charts: QPS against producers per variant; latency p50 and p99 against producers.
-pub fn charts(r: &Results) -> String {
-    let (labels, _) = axes(r);
-    let ok = |x: &&Row| x.status == Status::Ok;
-    let qps: Vec<Series> = labels
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let pts = r
-                .results
-                .iter()
-                .filter(|x| &x.label == l)
-                .filter(ok)
-                .filter_map(|x| x.qps.map(|q| (x.producers as f64, q)))
-                .collect();
-            (l.clone(), i, pts)
-        })
-        .collect();
-    let mut lat = Vec::new();
-    for (i, l) in labels.iter().enumerate() {
-        for (name, f) in
-            [("p50", (|x: &crate::harness::Latency| x.p50) as fn(&_) -> u64), ("p99", |x| x.p99)]
-        {
-            let pts = r
-                .results
-                .iter()
-                .filter(|x| &x.label == l)
-                .filter(ok)
-                .filter_map(|x| {
-                    x.latency_ns.as_ref().map(|v| (x.producers as f64, f(v) as f64 / 1e3))
-                })
-                .collect();
-            lat.push((format!("{l} {name}"), i, pts));
+
+fn status_line(r: &Results) -> Option<String> {
+    match r.status.as_str() {
+        "complete" => None,
+        "interrupted" => Some(format!(
+            "INTERRUPTED: {} of {} rounds finished; only what finished is shown.",
+            r.rounds.finished, r.rounds.planned
+        )),
+        other => Some(format!("{}: some rows did not pass (see the tables).", other.to_uppercase())),
+    }
+}
+
+/// The terminal output: tables, targets, notes.
+pub fn terminal_report(r: &Results) -> String {
+    let mut s = String::new();
+    if let Some(l) = status_line(r) {
+        let _ = writeln!(s, "{l}");
+    }
+    for t in &r.tables {
+        let _ = writeln!(s, "{}", terminal(t));
+    }
+    for t in &r.targets {
+        let _ = writeln!(s, "target: {}: {} vs {}: {}", t.what, t.target, t.measured, t.verdict());
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+/// Renders report.md.
+pub fn markdown(r: &Results) -> String {
+    let mut s = format!("# {} — {}\n\n", r.experiment, r.environment.date);
+    if let Some(l) = status_line(r) {
+        let _ = writeln!(s, "**{l}**\n");
+    }
+    for t in &r.tables {
+        s.push_str(&md_table(t));
+    }
+    if !r.targets.is_empty() {
+        s.push_str("## Targets\n\n");
+        for t in &r.targets {
+            let _ = writeln!(s, "- {}: target {}, measured {}: **{}**", t.what, t.target, t.measured, t.verdict());
+        }
+        s.push('\n');
+    }
+    if !r.files.is_empty() {
+        s.push_str("## Files\n\n");
+        for f in &r.files {
+            let _ = writeln!(s, "- [{}]({}) — {}", f.file, f.file, f.what);
+        }
+        s.push_str("\nTraces open in Perfetto (ui.perfetto.dev, or `lab view`); heap files in dh_view.html.\n\n");
+    }
+    s.push_str("## Method\n\n");
+    for m in &r.method {
+        let _ = writeln!(s, "- {m}");
+    }
+    s.push_str("\n## Environment\n\n| field | value |\n|---|---|\n");
+    for (k, v) in r.environment.rows() {
+        let _ = writeln!(s, "| {k} | {} |", md_escape(&v));
+    }
+    if !r.notes.is_empty() {
+        s.push_str("\n## Notes\n\n");
+        for n in &r.notes {
+            let _ = writeln!(s, "- {n}");
         }
     }
-    format!(
-        "{}\n{}",
-        line_chart("Throughput against producers", "producers (P)", "messages/s", &qps, false),
-        line_chart("Latency of sampled messages (log scale)", "producers (P)", "µs", &lat, true)
-    )
+    s
 }
 
 /// Renders report.html: self-contained (inline CSS and SVG), links relative to its folder.
 pub fn html(r: &Results) -> String {
+    let e = html_escape;
     let mut s = String::from("<!doctype html>\n<html><head><meta charset=\"utf-8\">\n");
-    let _ = writeln!(
-        s,
-        "<title>{} — {}</title>",
-        html_escape(&r.experiment),
-        html_escape(&r.environment.date)
-    );
-    s.push_str(
-        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
-         table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:3px 8px;\
-         text-align:right;font-size:13px}th{background:#eee}td:first-child{text-align:left}\
-         .bad{background:#fdd;color:#900;font-weight:bold}.note{color:#555;font-size:12px}\
-         code{font-size:12px}</style></head><body>\n",
-    );
-    let _ = writeln!(s, "<h1>{}</h1>", html_escape(&r.experiment));
-    if r.status != "complete" {
-        let _ = writeln!(
-            s,
-            "<p class=\"bad\">{}: only the cells that finished are shown.</p>",
-            html_escape(&r.status.to_uppercase())
-        );
+    let _ = writeln!(s, "<title>{} — {}</title>", e(&r.experiment), e(&r.environment.date));
+    let _ = writeln!(s, "<style>{STYLE}</style></head><body>");
+    let _ = writeln!(s, "<h1>{}</h1>", e(&r.experiment));
+    if let Some(l) = status_line(r) {
+        let _ = writeln!(s, "<p class=\"bad\">{}</p>", e(&l));
     }
-    s.push_str("<h2>Results</h2>\n");
-    s.push_str(&charts(r));
-    for t in all_tables(r) {
-        s.push_str(&html_table(&t));
+    for c in &r.charts {
+        let series: Vec<Series> =
+            c.series.iter().enumerate().map(|(i, (n, p))| (n.clone(), i, p.clone())).collect();
+        let log = c.title.contains("log scale");
+        s.push_str(&line_chart(&c.title, &c.x_label, &c.y_label, &series, log));
     }
-    s.push_str("<h2>Latency sampling cost</h2>\n<ul>\n");
-    for l in sampling_lines(r) {
-        let _ = writeln!(s, "<li>{}</li>", html_escape(&l));
+    for t in &r.tables {
+        s.push_str(&html_table(t));
     }
-    s.push_str("</ul>\n");
-    let with: Vec<&Row> = r.results.iter().filter(|x| x.heap.is_some()).collect();
-    if !with.is_empty() {
-        s.push_str("<h2>Top allocation sites</h2>\n");
-        for x in with {
-            let h = x.heap.as_ref().expect("filtered");
-            let _ = writeln!(
-                s,
-                "<h4>{} P={} (<a href=\"{}\">{}</a>)</h4><ul>",
-                html_escape(&x.label),
-                x.producers,
-                html_escape(&h.file),
-                html_escape(&h.file)
-            );
-            for site in &h.top_sites {
-                let _ = writeln!(
-                    s,
-                    "<li>{} bytes in {} allocations ({} live at peak): <code>{}</code></li>",
-                    site.total_bytes,
-                    site.total_blocks,
-                    site.at_peak_bytes,
-                    html_escape(&site.frames.join(" ← "))
-                );
-            }
-            s.push_str("</ul>\n");
+    if !r.targets.is_empty() {
+        s.push_str("<h2>Targets</h2>\n<ul>\n");
+        for t in &r.targets {
+            let _ = writeln!(s, "<li>{}: target {}, measured {}: <b>{}</b></li>", e(&t.what), e(&t.target), e(&t.measured), t.verdict());
         }
+        s.push_str("</ul>\n");
     }
     s.push_str("<h2>Files</h2>\n<ul>\n");
-    let fs = files(r);
-    if fs.is_empty() {
+    if r.files.is_empty() {
         s.push_str("<li>No trace or heap files in this run.</li>\n");
     }
-    for (label, path) in fs {
+    for f in &r.files {
         // Traces also get Perfetto's deep link, which works while `lab view` serves this folder.
-        let deep = match crate::view::kind(&path) {
+        let deep = match crate::view::kind(&f.file) {
             crate::view::FileKind::Trace => format!(
                 " — <a href=\"{}\">open in Perfetto (via lab view)</a>",
-                html_escape(&crate::view::perfetto_link(crate::view::DEFAULT_PORT, &path))
+                e(&crate::view::perfetto_link(crate::view::DEFAULT_PORT, &f.file))
             ),
             _ => String::new(),
         };
-        let _ = writeln!(
-            s,
-            "<li><a href=\"{}\">{}</a> ({}){deep}</li>",
-            html_escape(&path),
-            html_escape(&label),
-            html_escape(&path)
-        );
+        let _ = writeln!(s, "<li><a href=\"{}\">{}</a> ({}){deep}</li>", e(&f.file), e(&f.file), e(&f.what));
     }
     s.push_str(
         "</ul>\n<p class=\"note\">Traces open in Perfetto (ui.perfetto.dev, \"Open trace file\", \
-         or the deep links while `lab view` runs); \
-         heap files in valgrind's dh_view.html (\"Load…\").</p>\n<h2>Method</h2>\n<ul>\n",
+         or the deep links while `lab view` runs); heap files in valgrind's dh_view.html \
+         (\"Load…\").</p>\n<h2>Method</h2>\n<ul>\n",
     );
-    for l in method_lines(r) {
-        let _ = writeln!(s, "<li>{}</li>", html_escape(&l));
+    for l in &r.method {
+        let _ = writeln!(s, "<li>{}</li>", e(l));
     }
     s.push_str("</ul>\n<h2>Environment</h2>\n<table>\n");
     for (k, v) in r.environment.rows() {
-        let _ = writeln!(
-            s,
-            "<tr><th>{}</th><td style=\"text-align:left\">{}</td></tr>",
-            html_escape(k),
-            html_escape(&v)
-        );
+        let _ = writeln!(s, "<tr><th>{}</th><td class=\"text\">{}</td></tr>", e(k), e(&v));
     }
     s.push_str("</table>\n");
     if !r.notes.is_empty() {
         s.push_str("<h2>Notes</h2>\n<ul>\n");
         for n in &r.notes {
-            let _ = writeln!(s, "<li>{}</li>", html_escape(n));
+            let _ = writeln!(s, "<li>{}</li>", e(n));
         }
         s.push_str("</ul>\n");
     }
     s.push_str("</body></html>\n");
     s
+}
+
+/// Writes `body` to `dir/name` atomically (a temporary file, then a rename).
+pub fn write_atomic(dir: &Path, name: &str, body: &[u8]) -> Result<(), String> {
+    let path = dir.join(name);
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let result = std::fs::write(&tmp, body).and_then(|()| std::fs::rename(&tmp, &path));
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", path.display())
+    })
+}
+
+/// Prints the terminal report, then writes results.json, report.md and report.html (and
+/// the `latest` link for a run in the default location). The first failed write is the
+/// error; the tables are on the terminal already.
+pub fn emit(r: &Results, dir: &Path, default_location: bool) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout();
+    let _ = write!(out, "{}", terminal_report(r));
+    let _ = out.flush();
+    let json = serde_json::to_string_pretty(r).expect("results serialise");
+    let mut first_error = None;
+    for (name, body) in [
+        ("results.json", json.into_bytes()),
+        ("report.md", markdown(r).into_bytes()),
+        ("report.html", html(r).into_bytes()),
+    ] {
+        if let Err(e) = write_atomic(dir, name, &body) {
+            first_error.get_or_insert(e);
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    if default_location {
+        if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
+            let link = parent.join("latest");
+            let _ = std::fs::remove_file(&link);
+            if let Err(e) = std::os::unix::fs::symlink(name, &link) {
+                eprintln!("lab: could not update {}: {e}", link.display());
+            }
+        }
+    }
+    let _ = writeln!(out, "report: {}", dir.join("report.html").display());
+    let _ = writeln!(out, "results: {}", dir.join("results.json").display());
+    Ok(())
 }

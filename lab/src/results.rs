@@ -1,11 +1,21 @@
-//! The shape of `results.json` and how a cell's child output becomes a row of it.
-//! Invalid runs are shown (and counted) but never enter the statistics.
+//! The one `results.json` schema, shared by every experiment (documented in
+//! `docs/results-schema.md`; bump [`SCHEMA_VERSION`] on any incompatible change).
+//!
+//! A run is a list of rows, one per cell of the experiment's matrix. Every row has the same
+//! envelope — what it is (`label`, `key`, `group`), its outcome (`status`, `valid`), its
+//! score in its `unit` with an interval, every fork with what disturbed it — and the
+//! experiment's own fields beside them (`detail`, flattened into the row). `ratios[]` holds
+//! every row against the experiment's baseline row of the same group, paired within rounds.
+//! Invalid runs are shown (and counted) but never enter a statistic.
 
-use crate::dhatfile::Site;
 use crate::envinfo::Environment;
-use crate::harness::{CellOutput, Latency, RunResult};
-use crate::stats::Summary;
+use crate::stats::{self, Mode};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The version of this schema. Files without the field predate it.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A cell's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,12 +25,14 @@ pub enum Status {
     Ok,
     /// At least one run failed its checks; it is left out of the statistics.
     Invalid,
-    /// The child did not finish within the watchdog's limit and was killed.
+    /// A child made no progress within the watchdog's limit and was killed.
     Hung,
-    /// The child died (signal or panic) without a result.
+    /// A child died (signal or panic) without a result.
     Crashed,
-    /// The child reported an error (e.g. the variant refused the settings).
+    /// A child reported an error (e.g. the variant refused the settings).
     Error,
+    /// The run was interrupted before this cell ran.
+    NotRun,
 }
 
 impl Status {
@@ -32,355 +44,402 @@ impl Status {
             Status::Hung => "HUNG",
             Status::Crashed => "CRASHED",
             Status::Error => "ERROR",
+            Status::NotRun => "not run",
+        }
+    }
+
+    /// The worse of two.
+    pub fn worst(self, other: Status) -> Status {
+        let rank = |s: Status| match s {
+            Status::Ok => 0,
+            Status::NotRun => 1,
+            Status::Invalid => 2,
+            Status::Error => 3,
+            Status::Hung => 4,
+            Status::Crashed => 5,
+        };
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
         }
     }
 }
 
-/// One run as results.json lists it.
+/// What disturbed a fork, read from /proc around it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Disturbance {
+    /// Steal time during the fork, % of all CPU time (the hypervisor ran someone else).
+    pub steal_pct: Option<f64>,
+    /// 1-minute load average at the fork's end.
+    pub load_avg: Option<f64>,
+    /// The cell runs more threads than the machine has cores.
+    pub oversubscribed: bool,
+}
+
+/// One fork: a fresh child process that ran the cell's warm-up and measured runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunBrief {
-    /// Duration, ms.
-    pub ms: f64,
-    /// Whether its checks passed.
-    pub valid: bool,
-    /// "ok" or what failed ("INVALID: …").
-    pub verdict: String,
+pub struct Fork {
+    /// The round it ran in (from 0).
+    pub round: usize,
+    /// Its position within the round (from 0).
+    pub slot: usize,
+    /// The median of its valid measured runs, in the row's unit.
+    pub score: Option<f64>,
+    /// Every measured run, in the row's unit (valid or not).
+    pub runs: Vec<f64>,
+    /// Outcome of the fork.
+    pub status: Status,
+    /// What went wrong, when not ok.
+    pub error: Option<String>,
+    /// Wall time of the child, s.
+    pub wall_s: f64,
+    /// What disturbed it.
+    pub disturbance: Disturbance,
 }
 
-/// CPU use of a cell (means over its valid measured runs).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Cpu {
-    /// Process CPU time / wall time × 100 (200% = two cores).
-    pub process_pct: f64,
-    /// The same as a share of all online cores (the seed's "CPU use").
-    pub machine_pct: f64,
-    /// Per thread.
-    pub threads: Vec<ThreadCpu>,
-}
-
-/// One thread's mean CPU time and context switches per run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ThreadCpu {
-    /// `producer-i` or `consumer`.
-    pub name: String,
-    /// User + system, ms.
-    pub cpu_ms: f64,
-    /// System, ms.
-    pub sys_ms: f64,
-    /// Voluntary context switches.
-    pub voluntary_cs: f64,
-    /// Involuntary context switches.
-    pub involuntary_cs: f64,
-}
-
-/// Heap profile of a cell (a separate, untimed child under dhat).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Heap {
-    /// The dhat file, relative to the run folder.
-    pub file: String,
-    /// Allocations in the profiled run.
-    pub total_blocks: u64,
-    /// Bytes allocated in the profiled run.
-    pub total_bytes: u64,
-    /// Peak live bytes.
-    pub max_bytes: u64,
-    /// Allocations per message.
-    pub blocks_per_message: f64,
-    /// Bytes allocated per message.
-    pub bytes_per_message: f64,
-    /// Messages in the profiled run (may be fewer than the timed runs').
-    pub messages: u64,
-    /// Whether the profiled run passed its checks.
-    pub valid: bool,
-    /// Largest allocation sites.
-    pub top_sites: Vec<Site>,
-}
-
-/// One (variant, producers) row.
+/// One row: a cell of the matrix.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
-    /// Variant name.
-    pub variant: String,
-    /// Wait strategy (ring only).
-    pub wait: Option<String>,
-    /// Column label in the tables (`ring` or `ring[busy-spin]` when several waits ran).
+    /// The name the tables print (`ring`, `ring[busy-spin]`, `pooled`).
     pub label: String,
-    /// Producer threads.
-    pub producers: usize,
-    /// Messages per run.
-    pub messages: u64,
-    /// Messages per producer (the spread of `messages` over `producers`).
-    pub per_producer: Vec<u64>,
-    /// Payload bytes.
-    pub payload: usize,
+    /// What the row is: the cell's coordinates (`variant`, `producers`, `size`, …).
+    pub key: BTreeMap<String, Value>,
+    /// Rows of the same group are compared with each other (`P=2`, `size=1024`).
+    pub group: String,
     /// Outcome.
     pub status: Status,
-    /// True when every measured and warm-up run passed its checks.
+    /// True when every run of every fork passed its checks.
     pub valid: bool,
-    /// Every measured run's duration, valid or not (see `runs`).
-    pub runs_ms: Vec<f64>,
-    /// Every measured run with its verdict.
-    pub runs: Vec<RunBrief>,
-    /// Warm-up runs.
-    pub warmup: Vec<RunBrief>,
-    /// Median of the valid measured runs, ms.
-    pub median_ms: Option<f64>,
-    /// Fastest valid run, ms.
-    pub min_ms: Option<f64>,
-    /// Slowest valid run, ms.
-    pub max_ms: Option<f64>,
-    /// Mean of the valid runs, ms.
-    pub mean_ms: Option<f64>,
-    /// Sample standard deviation, ms.
-    pub stddev_ms: Option<f64>,
-    /// 99.9% confidence interval of the mean (Student t), ms.
-    pub ci999_ms: Option<[f64; 2]>,
-    /// Messages per second from the median.
-    pub qps: Option<f64>,
-    /// Latency of sampled messages over the valid runs.
-    pub latency_ns: Option<Latency>,
-    /// CPU use.
-    pub cpu: Option<Cpu>,
-    /// Estimated cost of sampling, % of the median run (sample cost / K / time per message).
-    pub sampling_overhead_est_pct: Option<f64>,
-    /// Trace file, relative to the run folder.
-    pub trace: Option<String>,
-    /// Heap profile.
-    pub heap: Option<Heap>,
+    /// The unit of `score` and of the forks' runs (`ms`, `ns/op`, `ops/ms`).
+    pub unit: String,
+    /// Whether a higher score is better (throughput) or a lower one (time).
+    pub higher_is_better: bool,
+    /// The median over the forks' scores.
+    pub score: Option<f64>,
+    /// The interval of that median over forks (order statistics), when there are enough.
+    pub score_ci: Option<[f64; 2]>,
+    /// The interval's coverage.
+    pub score_ci_coverage: Option<f64>,
+    /// Two modes, when the forks' scores split into two clusters (then `score` is not a
+    /// summary to trust: read the modes).
+    pub modes: Option<[Mode; 2]>,
+    /// Every fork.
+    pub forks: Vec<Fork>,
     /// What went wrong, for rows that are not ok.
     pub error: Option<String>,
-    /// The last lines of the child's stderr, for rows that are not ok.
+    /// The last lines of a failed child's stderr.
     pub stderr_tail: Option<String>,
+    /// The experiment's own fields.
+    #[serde(flatten)]
+    pub detail: Map<String, Value>,
 }
 
-/// The cost of latency sampling, measured.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Sampling {
-    /// Every K-th message of each producer is stamped.
-    pub sample_every: u64,
-    /// One sample's cost (two clock reads, a histogram record), ns, median over cells.
-    pub sample_cost_ns: Option<f64>,
-    /// Largest per-row estimate, %.
-    pub est_overhead_max_pct: Option<f64>,
-    /// The A/B check: which cell, sampled and unsampled run times.
-    pub ab: Option<SamplingAb>,
+impl Row {
+    /// A key field.
+    pub fn key_u64(&self, k: &str) -> Option<u64> {
+        self.key.get(k).and_then(Value::as_u64)
+    }
+
+    /// A detail field, deserialised.
+    pub fn detail<T: serde::de::DeserializeOwned>(&self, k: &str) -> Option<T> {
+        self.detail.get(k).and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
+    /// The valid forks' scores.
+    pub fn fork_scores(&self) -> Vec<f64> {
+        self.forks.iter().filter(|f| f.status == Status::Ok).filter_map(|f| f.score).collect()
+    }
 }
 
-/// Sampled against unsampled runs of one cell, interleaved.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SamplingAb {
-    /// Variant label.
+/// A row against its group's baseline, paired within rounds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ratio {
+    /// The row's label.
     pub variant: String,
-    /// Producers.
-    pub producers: usize,
-    /// Sampled runs, ms.
-    pub sampled_ms: Vec<f64>,
-    /// Unsampled runs, ms.
-    pub unsampled_ms: Vec<f64>,
-    /// (median sampled − median unsampled) / median unsampled × 100.
-    pub overhead_pct: Option<f64>,
-    /// The same from the fastest runs, less sensitive to other load on the machine.
-    pub overhead_pct_min: Option<f64>,
+    /// The baseline's label.
+    pub baseline: String,
+    /// The group both rows belong to.
+    pub group: String,
+    /// Producers, where the key has them.
+    pub producers: Option<u64>,
+    /// Median over rounds of (row better-than baseline) factor: > 1 means the row wins.
+    pub median: Option<f64>,
+    /// Interval of that median (order statistics over rounds).
+    pub ci_low: Option<f64>,
+    /// Interval of that median (order statistics over rounds).
+    pub ci_high: Option<f64>,
+    /// The interval's coverage (binomial, exact).
+    pub coverage: Option<f64>,
+    /// Rounds in which both rows had a valid fork.
+    pub rounds: usize,
+    /// The interval is wider than ±10% of the median (or there is none).
+    pub unstable: bool,
+    /// Rounds that would bring it to ±10% (assuming it narrows as 1/√rounds).
+    pub rounds_needed: Option<usize>,
 }
 
-/// The options the experiment ran with.
+/// The half-width an interval may have, relative to its median, before it is unstable.
+pub const STABLE_HALF_WIDTH: f64 = 0.10;
+
+impl Ratio {
+    /// "5.31× [4.98, 5.60]", "5.31× [4.0, 7.1] unstable (≈ 40 rounds)", or "–".
+    pub fn text(&self) -> String {
+        let Some(m) = self.median else { return "–".into() };
+        let ci = match (self.ci_low, self.ci_high) {
+            (Some(a), Some(b)) => format!(" [{a:.2}, {b:.2}]"),
+            _ => " [–]".into(),
+        };
+        let flag = match (self.unstable, self.rounds_needed) {
+            (true, Some(n)) => format!(" unstable (≈ {n} rounds)"),
+            (true, None) => " unstable".to_string(),
+            _ => String::new(),
+        };
+        format!("{m:.2}×{ci}{flag}")
+    }
+}
+
+/// A table as stored and rendered.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Config {
-    /// Variants, in column order.
-    pub variants: Vec<String>,
-    /// Ring wait strategies.
-    pub waits: Vec<String>,
-    /// Producer counts.
-    pub producers: Vec<usize>,
-    /// Messages per run.
-    pub messages: u64,
-    /// Warm-up runs per cell.
-    pub warmup: usize,
-    /// Measured runs per cell.
-    pub runs: usize,
-    /// Ring size.
-    pub ring_size: usize,
-    /// Locked queue bound (None: unbounded).
-    pub capacity: Option<usize>,
-    /// Payload bytes.
-    pub payload: usize,
-    /// Latency sampling period.
-    pub sample_every: u64,
-    /// Consumer batch.
-    pub batch: usize,
-    /// `on` or `off`.
-    pub heap: String,
-    /// Messages in each heap run.
-    pub heap_messages: u64,
-    /// `off`, `flight` or `full`.
-    pub trace: String,
-    /// Messages in each trace run.
-    pub trace_messages: u64,
-    /// Watchdog limit per child, s.
-    pub timeout_s: u64,
-    /// How messages were spread when they do not divide evenly.
-    pub spread_note: Option<String>,
+pub struct Table {
+    /// Title.
+    pub title: String,
+    /// Column headers.
+    pub header: Vec<String>,
+    /// Cells.
+    pub rows: Vec<Vec<String>>,
+    /// A line under the table.
+    pub note: Option<String>,
+}
+
+impl Table {
+    /// An empty table.
+    pub fn new(title: impl Into<String>, header: &[&str]) -> Table {
+        Table {
+            title: title.into(),
+            header: header.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+}
+
+/// A target the experiment checks, against what was measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Target {
+    /// What is checked.
+    pub what: String,
+    /// The target.
+    pub target: String,
+    /// What was measured.
+    pub measured: String,
+    /// `None` when it could not be decided.
+    pub met: Option<bool>,
+}
+
+impl Target {
+    /// "met", "NOT met" or "UNDECIDED".
+    pub fn verdict(&self) -> &'static str {
+        match self.met {
+            Some(true) => "met",
+            Some(false) => "NOT met",
+            None => "UNDECIDED",
+        }
+    }
+}
+
+/// A line chart for the HTML report.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Chart {
+    /// Title.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// (series name, points).
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+/// A file of the run folder with what it is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileLink {
+    /// Path relative to the run folder.
+    pub file: String,
+    /// What it holds.
+    pub what: String,
 }
 
 /// The whole results.json.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Results {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// Experiment name.
     pub experiment: String,
-    /// `complete` or `interrupted`.
+    /// `complete`, `interrupted`, or `failed` (some cell did not pass).
     pub status: String,
     /// The environment record.
     pub environment: Environment,
-    /// Options.
-    pub config: Config,
-    /// One row per (variant, wait, producers).
+    /// The options the run used (shared and the experiment's own).
+    pub config: Value,
+    /// Rounds planned and rounds that finished.
+    pub rounds: RoundsDone,
+    /// One row per cell.
     pub results: Vec<Row>,
-    /// Sampling cost.
-    pub sampling: Sampling,
-    /// Things the reader must know (left-out variants, unavailable tracing, …).
+    /// Every row against its group's baseline.
+    pub ratios: Vec<Ratio>,
+    /// The experiment's tables, as printed.
+    pub tables: Vec<Table>,
+    /// Targets.
+    pub targets: Vec<Target>,
+    /// Charts (report.html).
+    pub charts: Vec<Chart>,
+    /// Trace and heap files.
+    pub files: Vec<FileLink>,
+    /// How it was measured.
+    pub method: Vec<String>,
+    /// Things the reader must know.
     pub notes: Vec<String>,
 }
 
-fn brief(r: &RunResult) -> RunBrief {
-    RunBrief {
-        ms: r.ms,
-        valid: r.valid,
-        verdict: if r.valid { "ok".into() } else { format!("INVALID: {}", r.verdict) },
-    }
+/// Rounds planned and finished.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RoundsDone {
+    /// Planned.
+    pub planned: usize,
+    /// Finished (every cell ran once).
+    pub finished: usize,
 }
 
-fn mean(xs: impl Iterator<Item = f64>) -> f64 {
-    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    if n == 0 {
-        0.0
-    } else {
-        s / n as f64
+/// The row's score's interval and modes, from its forks.
+pub fn summarise_forks(row: &mut Row) {
+    let scores = row.fork_scores();
+    row.score = stats::median(&scores);
+    if let Some((lo, hi, cov)) = stats::median_ci(&scores) {
+        row.score_ci = Some([lo, hi]);
+        row.score_ci_coverage = Some(cov);
     }
+    row.modes = stats::modes(&scores);
 }
 
-/// A row for a cell whose child never produced output.
-pub fn failed_row(base: Row, status: Status, error: String, stderr_tail: String) -> Row {
-    Row {
-        status,
-        valid: false,
-        error: Some(error),
-        stderr_tail: (!stderr_tail.is_empty()).then_some(stderr_tail),
-        ..base
-    }
-}
-
-/// An empty row with the cell's identity.
-pub fn base_row(
-    variant: &str,
-    wait: Option<String>,
-    label: &str,
-    producers: usize,
-    messages: u64,
-    payload: usize,
-) -> Row {
-    Row {
-        variant: variant.to_string(),
-        wait,
-        label: label.to_string(),
-        producers,
-        messages,
-        per_producer: handoff::spread(messages, producers),
-        payload,
-        status: Status::Ok,
-        valid: true,
-        runs_ms: Vec::new(),
-        runs: Vec::new(),
-        warmup: Vec::new(),
-        median_ms: None,
-        min_ms: None,
-        max_ms: None,
-        mean_ms: None,
-        stddev_ms: None,
-        ci999_ms: None,
-        qps: None,
-        latency_ns: None,
-        cpu: None,
-        sampling_overhead_est_pct: None,
-        trace: None,
-        heap: None,
-        error: None,
-        stderr_tail: None,
-    }
-}
-
-/// Fills a row from a timed child's output: statistics over valid runs only.
-pub fn timed_row(base: Row, out: &CellOutput, cores: usize, sample_every: u64) -> Row {
-    let valid_runs: Vec<&RunResult> = out.runs.iter().filter(|r| r.valid).collect();
-    let all_valid = out.runs.iter().chain(&out.warmup).all(|r| r.valid) && !out.runs.is_empty();
-    let ms: Vec<f64> = valid_runs.iter().map(|r| r.ms).collect();
-    let summary = Summary::of(&ms);
-    let cpu = (!valid_runs.is_empty()).then(|| {
-        let names: Vec<String> = valid_runs[0].threads.iter().map(|t| t.name.clone()).collect();
-        let threads = names
-            .iter()
-            .map(|name| {
-                let of = |f: fn(&crate::harness::ThreadUsage) -> f64| {
-                    mean(
-                        valid_runs
-                            .iter()
-                            .flat_map(|r| r.threads.iter())
-                            .filter(|t| &t.name == name)
-                            .map(f),
-                    )
-                };
-                ThreadCpu {
-                    name: name.clone(),
-                    cpu_ms: of(|t| t.cpu_ms),
-                    sys_ms: of(|t| t.sys_ms),
-                    voluntary_cs: of(|t| t.voluntary_cs as f64),
-                    involuntary_cs: of(|t| t.involuntary_cs as f64),
-                }
-            })
-            .collect();
-        let process_pct = mean(valid_runs.iter().map(|r| r.process_pct));
-        Cpu { process_pct, machine_pct: process_pct / cores.max(1) as f64, threads }
-    });
-    let messages = base.messages;
-    let median = summary.as_ref().map(|s| s.median);
-    let est = match (median, sample_every) {
-        (Some(m), k) if k > 0 && m > 0.0 && out.sample_cost_ns > 0.0 => {
-            let ns_per_msg = m * 1e6 / messages as f64;
-            Some(out.sample_cost_ns / k as f64 / ns_per_msg * 100.0)
+/// Every row against the row labelled `baseline` in its group, paired by round.
+pub fn paired_ratios(rows: &[Row], baseline: &str) -> Vec<Ratio> {
+    let mut out = Vec::new();
+    for base in rows.iter().filter(|r| r.label == baseline) {
+        for row in rows.iter().filter(|r| r.group == base.group && r.label != baseline) {
+            out.push(ratio(row, base));
         }
+    }
+    out
+}
+
+fn ratio(row: &Row, base: &Row) -> Ratio {
+    let by_round = |r: &Row| -> BTreeMap<usize, f64> {
+        r.forks
+            .iter()
+            .filter(|f| f.status == Status::Ok)
+            .filter_map(|f| f.score.filter(|s| *s > 0.0).map(|s| (f.round, s)))
+            .collect()
+    };
+    let (a, b) = (by_round(row), by_round(base));
+    let per_round: Vec<f64> = a
+        .iter()
+        .filter_map(|(round, x)| {
+            let y = b.get(round)?;
+            Some(if row.higher_is_better { x / y } else { y / x })
+        })
+        .collect();
+    let median = stats::median(&per_round);
+    let ci = stats::median_ci(&per_round);
+    let half = match (median, ci) {
+        (Some(m), Some((lo, hi, _))) => Some(((m - lo).max(hi - m)) / m),
         _ => None,
     };
-    let invalid: Vec<String> = out
-        .runs
-        .iter()
-        .chain(&out.warmup)
-        .filter(|r| !r.valid)
-        .map(|r| r.verdict.clone())
-        .collect();
-    Row {
-        status: if all_valid { Status::Ok } else { Status::Invalid },
-        valid: all_valid,
-        per_producer: out.per_producer.clone(),
-        runs_ms: out.runs.iter().map(|r| r.ms).collect(),
-        runs: out.runs.iter().map(brief).collect(),
-        warmup: out.warmup.iter().map(brief).collect(),
-        median_ms: median,
-        min_ms: summary.as_ref().map(|s| s.min),
-        max_ms: summary.as_ref().map(|s| s.max),
-        mean_ms: summary.as_ref().map(|s| s.mean),
-        stddev_ms: summary.as_ref().map(|s| s.stddev),
-        ci999_ms: summary.as_ref().and_then(|s| s.ci999()).map(|(a, b)| [a, b]),
-        qps: median.filter(|m| *m > 0.0).map(|m| messages as f64 / (m / 1e3)),
-        latency_ns: out.latency_ns.clone(),
-        cpu,
-        sampling_overhead_est_pct: est,
-        error: (!invalid.is_empty()).then(|| {
-            format!(
-                "{} of {} runs INVALID: {}",
-                invalid.len(),
-                out.runs.len() + out.warmup.len(),
-                invalid[0]
-            )
-        }),
-        ..base
+    let unstable = half.is_none_or(|h| h > STABLE_HALF_WIDTH);
+    Ratio {
+        variant: row.label.clone(),
+        baseline: base.label.clone(),
+        group: row.group.clone(),
+        producers: row.key_u64("producers"),
+        median,
+        ci_low: ci.map(|c| c.0),
+        ci_high: ci.map(|c| c.1),
+        coverage: ci.map(|c| c.2),
+        rounds: per_round.len(),
+        unstable,
+        rounds_needed: match half {
+            Some(h) if h > STABLE_HALF_WIDTH => {
+                Some(stats::samples_needed(per_round.len(), h, STABLE_HALF_WIDTH))
+            }
+            None => Some(6),
+            _ => None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(label: &str, scores: &[f64]) -> Row {
+        Row {
+            label: label.into(),
+            key: BTreeMap::new(),
+            group: "P=1".into(),
+            status: Status::Ok,
+            valid: true,
+            unit: "ms".into(),
+            higher_is_better: false,
+            score: None,
+            score_ci: None,
+            score_ci_coverage: None,
+            modes: None,
+            forks: scores
+                .iter()
+                .enumerate()
+                .map(|(round, s)| Fork {
+                    round,
+                    slot: 0,
+                    score: Some(*s),
+                    runs: vec![*s],
+                    status: Status::Ok,
+                    error: None,
+                    wall_s: 0.0,
+                    disturbance: Disturbance::default(),
+                })
+                .collect(),
+            error: None,
+            stderr_tail: None,
+            detail: Map::new(),
+        }
+    }
+
+    #[test]
+    fn ratios_pair_rounds_and_follow_the_phase() {
+        // The machine is twice as slow in odd rounds: per-round ratios stay at 4.
+        let base: Vec<f64> = (0..9).map(|i| if i % 2 == 1 { 200.0 } else { 100.0 }).collect();
+        let fast: Vec<f64> = base.iter().map(|x| x / 4.0).collect();
+        let rows = vec![row("locked", &base), row("ring", &fast)];
+        let r = paired_ratios(&rows, "locked");
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].median, r[0].ci_low, r[0].ci_high), (Some(4.0), Some(4.0), Some(4.0)));
+        assert!(!r[0].unstable && r[0].rounds == 9);
+    }
+
+    #[test]
+    fn too_few_rounds_print_a_dash_interval_and_are_unstable() {
+        let rows = vec![row("locked", &[100.0, 110.0]), row("ring", &[10.0, 12.0])];
+        let r = &paired_ratios(&rows, "locked")[0];
+        assert!(r.ci_low.is_none() && r.unstable);
+        assert!(r.text().contains("[–]"), "{}", r.text());
+    }
+
+    #[test]
+    fn wide_intervals_say_how_many_rounds_would_narrow_them() {
+        let base = [100.0; 9];
+        let fast = [10.0, 14.0, 20.0, 25.0, 20.0, 33.0, 50.0, 20.0, 20.0];
+        let r = &paired_ratios(&[row("locked", &base), row("ring", &fast)], "locked")[0];
+        assert!(r.unstable);
+        assert!(r.rounds_needed.unwrap() > 9, "{r:?}");
     }
 }

@@ -1,7 +1,15 @@
-//! Statistics of measured runs, as JMH reports them (seed 004): min / mean / max, standard
-//! deviation, and the 99.9% confidence interval of the mean from Student's t.
+//! Statistics of measured runs.
+//!
+//! * [`Summary`]: JMH's columns (min / mean / max, standard deviation and the 99.9%
+//!   confidence interval of the mean from Student's t, whose quantile comes from `statrs`).
+//! * [`median_ci`]: a distribution-free interval of a median from order statistics — what
+//!   the lab reports for a cell's score over its forks and for a ratio over its rounds,
+//!   since the machines here are noisy in phases and the runs are not normal.
+//! * [`modes`]: whether a set of fork scores falls into two clusters (a bimodal cell),
+//!   so that it is reported as two modes rather than averaged into one number.
 
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Summary of a set of samples (milliseconds, or any unit).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,10 +36,8 @@ impl Summary {
         if xs.is_empty() {
             return None;
         }
-        let mut v = xs.to_vec();
-        v.sort_by(f64::total_cmp);
+        let v = sorted(xs);
         let n = v.len();
-        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
         let mean = v.iter().sum::<f64>() / n as f64;
         let stddev = if n > 1 {
             (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
@@ -40,7 +46,7 @@ impl Summary {
         };
         let ci999_half =
             (n > 1).then(|| t_quantile(0.9995, (n - 1) as f64) * stddev / (n as f64).sqrt());
-        Some(Summary { n, min: v[0], median, max: v[n - 1], mean, stddev, ci999_half })
+        Some(Summary { n, min: v[0], median: median_sorted(&v), max: v[n - 1], mean, stddev, ci999_half })
     }
 
     /// The confidence interval `[mean − h, mean + h]`, when there is one.
@@ -49,121 +55,99 @@ impl Summary {
     }
 }
 
-/// ln Γ(x), Lanczos approximation (g = 7, n = 9), accurate to ~1e-15 for x > 0.
-fn ln_gamma(x: f64) -> f64 {
-    const G: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut a = G[0];
-    let t = x + 7.5;
-    for (i, g) in G.iter().enumerate().skip(1) {
-        a += g / (x + i as f64);
-    }
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
-}
-
-/// Continued fraction of the regularised incomplete beta function (modified Lentz).
-fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
-    let tiny = 1e-300;
-    let mut c = 1.0;
-    let mut d = 1.0 - (a + b) * x / (a + 1.0);
-    if d.abs() < tiny {
-        d = tiny;
-    }
-    d = 1.0 / d;
-    let mut h = d;
-    for m in 1..400 {
-        let m = m as f64;
-        let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < tiny {
-            d = tiny;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < tiny {
-            c = tiny;
-        }
-        d = 1.0 / d;
-        h *= d * c;
-        let aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
-        d = 1.0 + aa * d;
-        if d.abs() < tiny {
-            d = tiny;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < tiny {
-            c = tiny;
-        }
-        d = 1.0 / d;
-        let del = d * c;
-        h *= del;
-        if (del - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    h
-}
-
-/// Regularised incomplete beta I_x(a, b).
-fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
-    if x < (a + 1.0) / (a + b + 2.0) {
-        ln_front.exp() * beta_cf(a, b, x) / a
-    } else {
-        1.0 - ln_front.exp() * beta_cf(b, a, 1.0 - x) / b
-    }
-}
-
-/// CDF of Student's t with `df` degrees of freedom.
-pub fn t_cdf(t: f64, df: f64) -> f64 {
-    let x = df / (df + t * t);
-    let tail = 0.5 * inc_beta(df / 2.0, 0.5, x);
-    if t >= 0.0 {
-        1.0 - tail
-    } else {
-        tail
-    }
-}
-
-/// The `p` quantile of Student's t with `df` degrees of freedom (p in (0.5, 1)), by
-/// bisection on the CDF.
+/// The `p` quantile of Student's t with `df` degrees of freedom.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    while t_cdf(hi, df) < p {
-        hi *= 2.0;
-        if hi > 1e7 {
-            break;
-        }
+    StudentsT::new(0.0, 1.0, df).map(|t| t.inverse_cdf(p)).unwrap_or(f64::NAN)
+}
+
+fn sorted(xs: &[f64]) -> Vec<f64> {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn median_sorted(v: &[f64]) -> f64 {
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if t_cdf(mid, df) < p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
+}
+
+/// The median of `xs`; `None` when empty.
+pub fn median(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| median_sorted(&sorted(xs)))
+}
+
+/// The coverage the lab asks of a median's interval.
+pub const TARGET_COVERAGE: f64 = 0.95;
+
+/// A confidence interval of the median of `xs` from order statistics (distribution-free):
+/// `[x(k), x(n+1−k)]` with the largest `k` that keeps each tail's binomial probability
+/// ≤ 2.5%. Returns `(low, high, coverage)`; `None` below 6 samples (no such `k`).
+pub fn median_ci(xs: &[f64]) -> Option<(f64, f64, f64)> {
+    let n = xs.len();
+    let v = sorted(xs);
+    let tail_limit = (1.0 - TARGET_COVERAGE) / 2.0;
+    let k = (1..=n / 2).take_while(|&k| binomial_tail(n, k) <= tail_limit).last()?;
+    Some((v[k - 1], v[n - k], 1.0 - 2.0 * binomial_tail(n, k)))
+}
+
+/// P(Binomial(n, 1/2) < k).
+fn binomial_tail(n: usize, k: usize) -> f64 {
+    let mut c = 1.0f64; // C(n, 0)
+    let mut sum = 0.0;
+    for i in 0..k {
+        sum += c;
+        c = c * (n - i) as f64 / (i + 1) as f64;
     }
-    0.5 * (lo + hi)
+    sum / 2f64.powi(n as i32)
+}
+
+/// One cluster of a bimodal set of scores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mode {
+    /// The median of the cluster's scores.
+    pub median: f64,
+    /// How many scores fell into it.
+    pub count: usize,
+    /// Its share of all scores, 0..1.
+    pub share: f64,
+}
+
+/// Two clusters are reported when the widest gap between sorted scores is a factor of at
+/// least this, and each side holds at least [`MODE_MIN_SHARE`] of the scores.
+pub const MODE_GAP: f64 = 1.4;
+/// The smallest share of a mode.
+pub const MODE_MIN_SHARE: f64 = 0.2;
+
+/// The two modes of `xs` (positive scores), lower first, when they split into two clusters
+/// as [`MODE_GAP`] and [`MODE_MIN_SHARE`] say; `None` for a unimodal set or fewer than 5.
+pub fn modes(xs: &[f64]) -> Option<[Mode; 2]> {
+    let n = xs.len();
+    if n < 5 || xs.iter().any(|x| *x <= 0.0) {
+        return None;
+    }
+    let v = sorted(xs);
+    let min_side = ((n as f64 * MODE_MIN_SHARE).ceil() as usize).max(2);
+    let (cut, gap) = (min_side..=n - min_side)
+        .map(|i| (i, v[i] / v[i - 1]))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    if gap < MODE_GAP {
+        return None;
+    }
+    let mode = |s: &[f64]| Mode { median: median_sorted(s), count: s.len(), share: s.len() as f64 / n as f64 };
+    Some([mode(&v[..cut]), mode(&v[cut..])])
+}
+
+/// How many samples would bring a median interval of relative half-width `half` (from `n`
+/// samples) down to `target`, assuming it narrows as 1/√n.
+pub fn samples_needed(n: usize, half: f64, target: f64) -> usize {
+    if half <= target || target <= 0.0 {
+        return n;
+    }
+    ((n as f64) * (half / target).powi(2)).ceil() as usize
 }
 
 #[cfg(test)]
@@ -199,5 +183,33 @@ mod tests {
         assert_eq!((one.median, one.stddev, one.ci999_half), (7.0, 0.0, None));
         assert_eq!(Summary::of(&[1.0, 2.0]).unwrap().median, 1.5);
         assert!(Summary::of(&[]).is_none());
+    }
+
+    #[test]
+    fn median_intervals_have_their_binomial_coverage() {
+        assert!(median_ci(&[1.0, 2.0, 3.0, 4.0, 5.0]).is_none(), "5 samples cannot reach 95%");
+        let (lo, hi, cov) = median_ci(&[6.0, 1.0, 5.0, 2.0, 4.0, 3.0]).unwrap();
+        assert_eq!((lo, hi), (1.0, 6.0));
+        assert!((cov - (1.0 - 2.0 / 64.0)).abs() < 1e-12);
+        let xs: Vec<f64> = (1..=9).map(f64::from).collect();
+        let (lo, hi, cov) = median_ci(&xs).unwrap();
+        assert_eq!((lo, hi), (2.0, 8.0), "n = 9 keeps k = 2");
+        assert!((cov - (1.0 - 20.0 / 512.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn two_clusters_are_modes_and_one_is_not() {
+        let m = modes(&[20.0, 21.0, 19.5, 98.0, 97.0, 99.0, 20.5, 96.0]).unwrap();
+        assert_eq!((m[0].count, m[1].count), (4, 4));
+        assert!((m[0].median - 20.25).abs() < 1e-9 && (m[1].median - 97.5).abs() < 1e-9);
+        assert!(modes(&[20.0, 21.0, 22.0, 23.0, 24.0, 25.0]).is_none());
+        // One outlier is not a mode.
+        assert!(modes(&[20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 90.0]).is_none());
+    }
+
+    #[test]
+    fn rounds_needed_grow_with_the_square_of_the_width() {
+        assert_eq!(samples_needed(10, 0.2, 0.1), 40);
+        assert_eq!(samples_needed(10, 0.05, 0.1), 10);
     }
 }

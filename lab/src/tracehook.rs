@@ -8,7 +8,6 @@
 //! The flight mode keeps one in [`FLIGHT_BATCH_EVERY`] consumer batch spans and per-batch
 //! counter samples (per call site and thread); the full mode keeps them all.
 
-use crate::harness::TraceHook;
 use std::path::PathBuf;
 
 /// The flight recorder's settings in the lab's children (the trace child and
@@ -33,9 +32,18 @@ pub fn install_flight() -> Result<flight_recorder::Recorder, String> {
         .map_err(|e| format!("installing the flight recorder: {e}"))
 }
 
-/// Why tracing cannot run in this build, if it cannot.
-pub fn unavailable() -> Option<String> {
-    None
+/// Runs `f` with the recorder of `mode` installed, then writes `file`: `f`'s value and the
+/// recorder's one-line account.
+pub fn traced<T>(
+    mode: &str,
+    file: &str,
+    f: impl FnOnce() -> Result<T, String>,
+) -> Result<(T, String), String> {
+    let mut hook = RecorderHook::default();
+    hook.install(mode, file)?;
+    let out = f();
+    let note = hook.finish()?;
+    Ok((out?, note))
 }
 
 enum State {
@@ -44,8 +52,8 @@ enum State {
     Full(flight_recorder::FullGuard),
 }
 
-/// The hook used by the trace child.
-pub struct RecorderHook {
+/// Installs a recorder, then writes its file.
+struct RecorderHook {
     state: State,
 }
 
@@ -55,18 +63,7 @@ impl Default for RecorderHook {
     }
 }
 
-impl std::fmt::Debug for RecorderHook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let s = match self.state {
-            State::Idle => "idle",
-            State::Flight(..) => "flight",
-            State::Full(_) => "full",
-        };
-        f.debug_struct("RecorderHook").field("state", &s).finish()
-    }
-}
-
-impl TraceHook for RecorderHook {
+impl RecorderHook {
     fn install(&mut self, recorder: &str, file: &str) -> Result<(), String> {
         let path = PathBuf::from(file);
         self.state = match recorder {

@@ -1,0 +1,811 @@
+//! `disruptor-vs-lbq`: seed 001, the game-server message bus moved from Java's
+//! `LinkedBlockingQueue` to the LMAX Disruptor. P producers (1..6), one consumer; the
+//! locked queue (the LBQ port) against the ring (the Disruptor port, Blocking wait), with
+//! any of the reference peers beside them: duration and QPS per P with paired ratios,
+//! latency of sampled messages, CPU per thread, context switches, a heap profile and a
+//! trace per cell.
+
+use crate::experiment::{size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode};
+use crate::harness::{self, CellOutput, CellSpec, Latency, PAYLOADS};
+use crate::parse::{parse_list, parse_producers};
+use crate::protocol::Ctx;
+use crate::report::{fmt_num, group};
+use crate::results::{Chart, FileLink, Ratio, Results, Row, Status, Table};
+use crate::runner::{CellRecord, Finished};
+use crate::variants::{self, WAITS};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// The experiment.
+#[derive(Debug)]
+pub struct DisruptorVsLbq;
+
+/// Messages per run by default: the default run (two variants × six P in rounds, plus the
+/// heap and trace passes) ends in about two minutes on 2 cores. The seed used 32Mi.
+pub const DEFAULT_MESSAGES: &str = "1Mi";
+
+/// Heap runs are slow (a backtrace per allocation): at most this many messages.
+pub const DEFAULT_HEAP_MESSAGES: u64 = 100_000;
+
+/// Producer counts, `1,2,4` or `1..6`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Producers(pub Vec<usize>);
+
+fn producers(s: &str) -> Result<Producers, String> {
+    parse_producers(s).map(Producers)
+}
+
+fn payload(s: &str) -> Result<usize, String> {
+    let n = size(s)? as usize;
+    if PAYLOADS.contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "payload {n} is not compiled in; valid: {}",
+            PAYLOADS.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+        ))
+    }
+}
+
+/// Its options.
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct DvlArgs {
+    /// Messages per run: a number or a size like 32Mi, 1M (the seed: 32Mi).
+    #[arg(long, value_parser = size, default_value = DEFAULT_MESSAGES)]
+    pub messages: u64,
+    /// Producer counts: `1,2,4` or `1..6`.
+    #[arg(long, value_parser = producers, default_value = "1..6")]
+    pub producers: Producers,
+    /// Variants: any of locked,ring,reactive,naive,crossbeam,std-mpsc,disruptor-rs, or
+    /// `all` [default: locked,ring].
+    #[arg(long)]
+    pub variants: Option<String>,
+    /// The row ratios are taken against [default: locked, or the first variant].
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Ring wait strategy: blocking, sleeping, yielding, busy-spin, a list, or `all`.
+    #[arg(long, default_value = "blocking")]
+    pub wait: String,
+    /// Ring size, a power of two (also the bound of the channel peers; the seed: 32Mi).
+    #[arg(long, value_parser = size, default_value = "64Ki")]
+    pub ring_size: u64,
+    /// Bound of the locked queue [default: unbounded, as the seed].
+    #[arg(long, value_parser = size)]
+    pub capacity: Option<u64>,
+    /// Payload bytes per message [possible values: 16, 64, 256].
+    #[arg(long, value_parser = payload, default_value = "16")]
+    pub payload: usize,
+    /// Messages in each heap run [default: min(messages, 100000)].
+    #[arg(long, value_parser = size)]
+    pub heap_messages: Option<u64>,
+    /// Messages in each trace run [default: messages].
+    #[arg(long, value_parser = size)]
+    pub trace_messages: Option<u64>,
+    /// Stamp every K-th message of each producer for latency (0: off).
+    #[arg(long, value_parser = size, default_value = "1024")]
+    pub sample_every: u64,
+    /// Most messages the consumer takes per recv_batch (1: recv one at a time).
+    #[arg(long, value_parser = size, default_value = "1024")]
+    pub batch: u64,
+}
+
+impl Outcome for CellOutput {
+    fn measured(&self) -> Vec<Measured> {
+        self.runs
+            .iter()
+            .map(|r| Measured { value: r.ms, valid: r.valid, verdict: r.verdict.clone() })
+            .collect()
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.runs.iter().chain(&self.warmup).find(|r| !r.valid).map(|r| r.verdict.clone())
+    }
+}
+
+fn chosen_variants(a: &DvlArgs, notes: &mut Vec<String>) -> Result<Vec<String>, String> {
+    let explicit = a.variants.is_some();
+    let requested: Vec<String> = match a.variants.as_deref() {
+        Some("all") => variants::all()
+            .into_iter()
+            .filter(|v| !v.name.starts_with("fault-") && v.unavailable.is_none())
+            .map(|v| v.name.to_string())
+            .collect(),
+        Some(list) => parse_list(list),
+        None => vec!["locked".to_string(), "ring".to_string()],
+    };
+    if requested.is_empty() {
+        return Err("--variants: no variant given".into());
+    }
+    let mut chosen = Vec::new();
+    for name in &requested {
+        let info = variants::find(name).ok_or_else(|| variants::unknown_variant(name))?;
+        if let Some(why) = info.unavailable {
+            if explicit {
+                return Err(format!("variant '{name}' is unavailable in this build: {why}"));
+            }
+            notes.push(format!("'{name}' was left out of the defaults: {why}."));
+            continue;
+        }
+        if !chosen.contains(name) {
+            chosen.push(name.clone());
+        }
+    }
+    if chosen.is_empty() {
+        return Err("no runnable variant left (see `lab list`)".into());
+    }
+    Ok(chosen)
+}
+
+fn waits(a: &DvlArgs) -> Result<Vec<String>, String> {
+    if a.wait == "all" {
+        return Ok(WAITS.iter().map(|w| w.0.to_string()).collect());
+    }
+    let w = parse_list(&a.wait);
+    for x in &w {
+        variants::check_wait(x).map_err(|e| format!("--wait: {e}"))?;
+    }
+    if w.is_empty() {
+        return Err("--wait: no wait strategy given".into());
+    }
+    Ok(w)
+}
+
+fn spread_note(messages: u64, producers: &[usize]) -> Option<String> {
+    let uneven: Vec<usize> = producers.iter().copied().filter(|p| messages % *p as u64 != 0).collect();
+    (!uneven.is_empty()).then(|| {
+        let parts: Vec<String> = uneven
+            .iter()
+            .map(|&p| {
+                let (q, rem) = (messages / p as u64, messages % p as u64);
+                format!("P={p}: {rem} producer(s) send {} and {} send {q}", q + 1, p as u64 - rem)
+            })
+            .collect();
+        format!(
+            "{messages} messages do not divide evenly by every producer count, so they are \
+             spread (the first producers send one more): {}.",
+            parts.join("; ")
+        )
+    })
+}
+
+impl Experiment for DisruptorVsLbq {
+    const NAME: &'static str = "disruptor-vs-lbq";
+    const ABOUT: &'static str = "seed 001, the game-server message bus (LinkedBlockingQueue → \
+        Disruptor): P producers (1..6), one consumer; the locked queue against the ring \
+        (Blocking wait): duration, QPS and paired ratios, latency, CPU, heap, traces";
+    const DEFAULTS: Defaults = Defaults {
+        rounds: 10,
+        runs: 3,
+        warmup: 1,
+        trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::Off],
+        heap: Some(Switch::On),
+    };
+    type Args = DvlArgs;
+    type Cell = CellSpec;
+    type Outcome = CellOutput;
+
+    fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, String> {
+        let mut notes = Vec::new();
+        if a.messages == 0 {
+            return Err("--messages must be at least 1 (got 0)".into());
+        }
+        let ring_size = a.ring_size as usize;
+        if !ring_size.is_power_of_two() {
+            return Err(format!(
+                "--ring-size must be a power of two (got {ring_size}); e.g. 65536, 64Ki, 32Mi"
+            ));
+        }
+        if a.capacity == Some(0) {
+            return Err("--capacity must be at least 1 (got 0); omit it for unbounded".into());
+        }
+        if a.batch == 0 {
+            return Err("--batch must be at least 1 (got 0)".into());
+        }
+        let heap_messages = a.heap_messages.unwrap_or(a.messages.min(DEFAULT_HEAP_MESSAGES));
+        let trace_messages = a.trace_messages.unwrap_or(a.messages);
+        if heap_messages == 0 || trace_messages == 0 {
+            return Err("--heap-messages and --trace-messages must be at least 1".into());
+        }
+        let waits = waits(a)?;
+        let chosen = chosen_variants(a, &mut notes)?;
+        let mut cells = Vec::new();
+        let mut first_ring = true;
+        for &p in &a.producers.0 {
+            for v in &chosen {
+                let takes_wait = variants::find(v).is_some_and(|i| i.takes_wait);
+                let ws: Vec<Option<String>> =
+                    if takes_wait { waits.iter().cloned().map(Some).collect() } else { vec![None] };
+                for w in ws {
+                    let label = match &w {
+                        Some(w) if waits.len() > 1 => format!("{v}[{w}]"),
+                        _ => v.clone(),
+                    };
+                    // One sampled/unsampled pair per fork of the first ring cell measures
+                    // what latency sampling costs, over as many forks as there are rounds.
+                    let pairs = usize::from(v == "ring" && first_ring && a.sample_every > 0);
+                    first_ring &= pairs == 0;
+                    let spec = CellSpec {
+                        variant: v.clone(),
+                        wait: w.clone(),
+                        producers: p,
+                        messages: a.messages,
+                        warmup: shared.warmup as usize,
+                        runs: shared.runs as usize,
+                        ring_size,
+                        capacity: a.capacity.map(|c| c as usize),
+                        prefetch: 256,
+                        payload: a.payload,
+                        sample_every: a.sample_every,
+                        batch: a.batch as usize,
+                        sampling_ab_pairs: pairs,
+                        heap_messages,
+                        trace_messages,
+                    };
+                    let mut c = CellPlan::new(spec, label, format!("P={p}"))
+                        .key("variant", v.as_str())
+                        .key("producers", p);
+                    if let Some(w) = &w {
+                        c = c.key("wait", w.as_str());
+                    }
+                    c.file_stem = format!("{}-p{p}", c.file_stem);
+                    c.threads = p + 1;
+                    cells.push(c);
+                }
+            }
+        }
+        let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
+        let baseline = match &a.baseline {
+            Some(b) if labels.contains(&b.as_str()) => b.clone(),
+            Some(b) => {
+                let mut valid: Vec<&str> = labels.clone();
+                valid.dedup();
+                return Err(format!("--baseline '{b}' is not a row of this run; valid: {}", valid.join(", ")));
+            }
+            None if labels.contains(&"locked") => "locked".into(),
+            None => labels[0].to_string(),
+        };
+        notes.extend(spread_note(a.messages, &a.producers.0));
+        Ok(Plan {
+            cells,
+            baseline: Some(baseline),
+            config: json!({"variants": chosen, "waits": waits, "heap_messages": heap_messages,
+                           "trace_messages": trace_messages}),
+            input_size: a.messages,
+            notes,
+        })
+    }
+
+    fn run_cell(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
+        harness::run_spec(cell, ctx)
+    }
+
+    fn analyse(a: &DvlArgs, run: &Finished<Self>, out: &mut Results) {
+        let cores = out.environment.cores.max(1);
+        for (row, rec) in out.results.iter_mut().zip(&run.cells) {
+            fill_row(row, rec, cores, &run.dir);
+        }
+        let baseline = out.ratios.first().map(|r| r.baseline.clone());
+        out.tables = headline_tables(out, baseline.as_deref());
+        out.tables.push(forks_table(out));
+        out.tables.push(latency_table(out, a.sample_every));
+        out.tables.push(cpu_table(out));
+        out.tables.extend(heap_table(out));
+        out.tables.extend(failure_table(out));
+        out.charts = charts(out);
+        for row in &out.results {
+            for (k, what) in [("trace", "Chrome trace (Perfetto)"), ("heap_file", "dhat heap profile (dh_view)")] {
+                if let Some(f) = row.detail.get(k).and_then(Value::as_str) {
+                    out.files.push(FileLink { file: f.to_string(), what: format!("{what}: {} {}", row.label, row.group) });
+                }
+            }
+        }
+        for rec in &run.cells {
+            for (pass, r) in [("heap", &rec.heap), ("trace", &rec.trace)] {
+                if let Some(Err(e)) = r.as_ref().map(|r| &r.result) {
+                    out.notes.push(format!("{pass} {} {}: {e}", rec.plan.label, rec.plan.group));
+                }
+                if let Some(n) = r.as_ref().and_then(|r| r.note.as_ref()) {
+                    out.notes.push(format!("trace {} {}: {n}", rec.plan.label, rec.plan.group));
+                }
+            }
+        }
+        out.method.extend(method_lines(a, out));
+        out.method.extend(sampling_lines(run, a.sample_every));
+    }
+}
+
+/// CPU use of a cell (means over its valid measured runs).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Cpu {
+    /// Process CPU time / wall time × 100 (200% = two cores).
+    pub process_pct: f64,
+    /// The same as a share of all online cores (the seed's "CPU use").
+    pub machine_pct: f64,
+    /// Per thread.
+    pub threads: Vec<ThreadCpu>,
+}
+
+/// One thread's mean CPU time and context switches per run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ThreadCpu {
+    /// `producer-i` or `consumer`.
+    pub name: String,
+    /// User + system, ms.
+    pub cpu_ms: f64,
+    /// System, ms.
+    pub sys_ms: f64,
+    /// Voluntary context switches.
+    pub voluntary_cs: f64,
+    /// Involuntary context switches.
+    pub involuntary_cs: f64,
+}
+
+/// Heap profile of a cell (a separate, untimed child under dhat).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Heap {
+    /// The dhat file, relative to the run folder.
+    pub file: String,
+    /// Allocations in the profiled run.
+    pub total_blocks: u64,
+    /// Bytes allocated in the profiled run.
+    pub total_bytes: u64,
+    /// Peak live bytes.
+    pub max_bytes: u64,
+    /// Allocations per message.
+    pub blocks_per_message: f64,
+    /// Bytes allocated per message.
+    pub bytes_per_message: f64,
+    /// Messages in the profiled run.
+    pub messages: u64,
+    /// Whether the profiled run passed its checks.
+    pub valid: bool,
+    /// Largest allocation sites.
+    pub top_sites: Vec<crate::dhatfile::Site>,
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        s / n as f64
+    }
+}
+
+fn cpu_of(outs: &[&CellOutput], cores: usize) -> Option<Cpu> {
+    let runs: Vec<&harness::RunResult> = outs.iter().flat_map(|o| o.runs.iter()).filter(|r| r.valid).collect();
+    let first = runs.first()?;
+    let threads = first
+        .threads
+        .iter()
+        .map(|t| {
+            let of = |f: fn(&harness::ThreadUsage) -> f64| {
+                mean(runs.iter().flat_map(|r| r.threads.iter()).filter(|u| u.name == t.name).map(f))
+            };
+            ThreadCpu {
+                name: t.name.clone(),
+                cpu_ms: of(|t| t.cpu_ms),
+                sys_ms: of(|t| t.sys_ms),
+                voluntary_cs: of(|t| t.voluntary_cs as f64),
+                involuntary_cs: of(|t| t.involuntary_cs as f64),
+            }
+        })
+        .collect();
+    let process_pct = mean(runs.iter().map(|r| r.process_pct));
+    Some(Cpu { process_pct, machine_pct: process_pct / cores as f64, threads })
+}
+
+/// Per percentile, the median over forks (each fork's histogram covers its runs).
+fn latency_of(outs: &[&CellOutput]) -> Option<Latency> {
+    let ls: Vec<&Latency> = outs.iter().filter_map(|o| o.latency_ns.as_ref()).collect();
+    if ls.is_empty() {
+        return None;
+    }
+    let med = |f: fn(&Latency) -> f64| crate::stats::median(&ls.iter().map(|l| f(l)).collect::<Vec<_>>()).unwrap_or(0.0);
+    Some(Latency {
+        count: ls.iter().map(|l| l.count).sum(),
+        p50: med(|l| l.p50 as f64) as u64,
+        p90: med(|l| l.p90 as f64) as u64,
+        p99: med(|l| l.p99 as f64) as u64,
+        p999: med(|l| l.p999 as f64) as u64,
+        max: ls.iter().map(|l| l.max).max().unwrap_or(0),
+        mean: med(|l| l.mean),
+    })
+}
+
+fn fill_row(row: &mut Row, rec: &CellRecord<DisruptorVsLbq>, cores: usize, dir: &std::path::Path) {
+    let spec = &rec.plan.cell;
+    let outs: Vec<&CellOutput> = rec.outcomes().collect();
+    let all: Vec<&CellOutput> = rec.forks.iter().filter_map(|f| f.outcome.as_ref()).collect();
+    let runs_ms: Vec<f64> = rec.forks.iter().flat_map(|f| f.fork.runs.iter().copied()).collect();
+    let briefs: Vec<Value> = all
+        .iter()
+        .flat_map(|o| o.runs.iter())
+        .map(|r| json!({"ms": r.ms, "valid": r.valid, "verdict": if r.valid { "ok".to_string() } else { format!("INVALID: {}", r.verdict) }}))
+        .collect();
+    let valid_ms: Vec<f64> = outs.iter().flat_map(|o| o.runs.iter().map(|r| r.ms)).collect();
+    let min = valid_ms.iter().copied().reduce(f64::min);
+    let max = valid_ms.iter().copied().reduce(f64::max);
+    let qps = row.score.filter(|m| *m > 0.0).map(|m| spec.messages as f64 / (m / 1e3));
+    let sample_cost = crate::stats::median(&outs.iter().map(|o| o.sample_cost_ns).filter(|c| *c > 0.0).collect::<Vec<_>>());
+    let est = match (row.score, sample_cost) {
+        (Some(m), Some(c)) if spec.sample_every > 0 && m > 0.0 => {
+            Some(c / spec.sample_every as f64 / (m * 1e6 / spec.messages as f64) * 100.0)
+        }
+        _ => None,
+    };
+    let d = &mut row.detail;
+    d.insert("variant".into(), json!(spec.variant));
+    d.insert("wait".into(), json!(spec.wait));
+    d.insert("producers".into(), json!(spec.producers));
+    d.insert("messages".into(), json!(spec.messages));
+    d.insert("per_producer".into(), json!(handoff::spread(spec.messages, spec.producers)));
+    d.insert("payload".into(), json!(spec.payload));
+    d.insert("runs_ms".into(), json!(runs_ms));
+    d.insert("runs".into(), json!(briefs));
+    d.insert("median_ms".into(), json!(row.score));
+    d.insert("min_ms".into(), json!(min));
+    d.insert("max_ms".into(), json!(max));
+    d.insert("qps".into(), json!(qps));
+    d.insert("latency_ns".into(), json!(latency_of(&outs)));
+    d.insert("cpu".into(), json!(cpu_of(&outs, cores)));
+    d.insert("sample_cost_ns".into(), json!(sample_cost));
+    d.insert("sampling_overhead_est_pct".into(), json!(est));
+    let trace = rec.trace.as_ref().filter(|t| t.result.is_ok() && t.file_written).map(|t| t.file.clone());
+    d.insert("trace".into(), json!(trace));
+    let heap = rec.heap.as_ref().and_then(|h| {
+        let (Ok(o), Some(t), true) = (&h.result, h.heap, h.file_written) else { return None };
+        let m = spec.heap_messages.max(1) as f64;
+        let top_sites = crate::dhatfile::top_sites(&dir.join(&h.file), 5, 4).unwrap_or_default();
+        Some(Heap {
+            file: h.file.clone(),
+            total_blocks: t.total_blocks,
+            total_bytes: t.total_bytes,
+            max_bytes: t.max_bytes,
+            blocks_per_message: t.total_blocks as f64 / m,
+            bytes_per_message: t.total_bytes as f64 / m,
+            messages: spec.heap_messages,
+            valid: o.runs.iter().all(|r| r.valid),
+            top_sites,
+        })
+    });
+    d.insert("heap_file".into(), json!(heap.as_ref().map(|h| h.file.clone())));
+    d.insert("heap".into(), json!(heap));
+}
+
+fn axes(r: &Results) -> (Vec<String>, Vec<u64>) {
+    let mut labels: Vec<String> = Vec::new();
+    for row in &r.results {
+        if !labels.contains(&row.label) {
+            labels.push(row.label.clone());
+        }
+    }
+    let mut ps: Vec<u64> = r.results.iter().filter_map(|x| x.key_u64("producers")).collect();
+    ps.sort_unstable();
+    ps.dedup();
+    (labels, ps)
+}
+
+fn find<'a>(r: &'a Results, label: &str, p: u64) -> Option<&'a Row> {
+    r.results.iter().find(|x| x.label == label && x.key_u64("producers") == Some(p))
+}
+
+fn qps_of(row: &Row, score: f64) -> f64 {
+    row.detail.get("messages").and_then(Value::as_f64).unwrap_or(0.0) / (score / 1e3)
+}
+
+/// A cell's value: the score, or its two modes when bimodal; the status word otherwise.
+fn cell_text(row: Option<&Row>, f: impl Fn(&Row, f64) -> String) -> String {
+    let Some(r) = row else { return "–".into() };
+    if r.status != Status::Ok {
+        return r.status.word().to_string();
+    }
+    match (&r.modes, r.score) {
+        (Some([lo, hi]), _) => format!(
+            "bimodal: {} ({:.0}%) | {} ({:.0}%)",
+            f(r, lo.median),
+            lo.share * 100.0,
+            f(r, hi.median),
+            hi.share * 100.0
+        ),
+        (None, Some(s)) => f(r, s),
+        _ => "–".into(),
+    }
+}
+
+fn ratio_for<'a>(r: &'a Results, label: &str, p: u64) -> Option<&'a Ratio> {
+    r.ratios.iter().find(|x| x.variant == label && x.producers == Some(p))
+}
+
+/// The seed's two headline tables, with the paired ratios.
+fn headline_tables(r: &Results, baseline: Option<&str>) -> Vec<Table> {
+    let (labels, ps) = axes(r);
+    let others: Vec<&String> = labels.iter().filter(|l| Some(l.as_str()) != baseline).collect();
+    let mut tables = Vec::new();
+    for is_qps in [true, false] {
+        let mut header = vec!["P".to_string()];
+        header.extend(labels.iter().cloned());
+        if let Some(b) = baseline {
+            header.extend(others.iter().map(|o| {
+                if is_qps {
+                    format!("{o}/{b} QPS [interval]")
+                } else {
+                    format!("{o}/{b} duration")
+                }
+            }));
+        }
+        let rows = ps
+            .iter()
+            .map(|&p| {
+                let mut row = vec![p.to_string()];
+                for l in &labels {
+                    row.push(cell_text(find(r, l, p), |x, s| {
+                        if is_qps {
+                            group(qps_of(x, s))
+                        } else {
+                            fmt_num(s)
+                        }
+                    }));
+                }
+                for o in &others {
+                    row.push(match ratio_for(r, o, p) {
+                        Some(x) if is_qps => x.text(),
+                        Some(x) => x.median.map_or("–".into(), |m| format!("{:.1}%", 100.0 / m)),
+                        None => "–".into(),
+                    });
+                }
+                row
+            })
+            .collect();
+        let (title, note) = if is_qps {
+            (
+                "QPS (messages/s, from the median over forks)".to_string(),
+                "Ratio = variant QPS / baseline QPS, taken within each round and summarised as \
+                 the median over rounds with its order-statistic interval (the seed's 对比 \
+                 column: 137% … 252%); 'unstable' marks an interval wider than ±10%."
+                    .to_string(),
+            )
+        } else {
+            (
+                "Duration (ms per run, median over forks)".to_string(),
+                "Ratio = variant duration / baseline duration, from the paired QPS ratio (the \
+                 seed: 73% … 39.65%)."
+                    .to_string(),
+            )
+        };
+        tables.push(Table { title, header, rows, note: Some(note) });
+    }
+    tables
+}
+
+/// The forks of each row: scores, interval, modes, disturbance.
+fn forks_table(r: &Results) -> Table {
+    let mut t = Table::new(
+        "Forks: scores (ms per run) over rounds, interval of the median, what disturbed them",
+        &["variant", "P", "status", "valid forks", "min", "median", "max", "interval", "modes", "steal max", "load avg", "threads > cores"],
+    );
+    for x in &r.results {
+        let s = x.fork_scores();
+        let f = |v: Option<f64>| v.map_or("–".into(), fmt_num);
+        let steal = x.forks.iter().filter_map(|f| f.disturbance.steal_pct).reduce(f64::max);
+        let load = crate::stats::median(&x.forks.iter().filter_map(|f| f.disturbance.load_avg).collect::<Vec<_>>());
+        t.rows.push(vec![
+            x.label.clone(),
+            x.key_u64("producers").map_or("–".into(), |p| p.to_string()),
+            x.status.word().to_string(),
+            format!("{}/{}", s.len(), x.forks.len()),
+            f(s.iter().copied().reduce(f64::min)),
+            f(x.score),
+            f(s.iter().copied().reduce(f64::max)),
+            x.score_ci.map_or("–".into(), |[a, b]| format!("[{}, {}]", fmt_num(a), fmt_num(b))),
+            x.modes.as_ref().map_or("one".into(), |[a, b]| {
+                format!("{} ×{} | {} ×{}", fmt_num(a.median), a.count, fmt_num(b.median), b.count)
+            }),
+            steal.map_or("–".into(), |s| format!("{s:.1}%")),
+            load.map_or("–".into(), |l| format!("{l:.2}")),
+            if x.forks.iter().any(|f| f.disturbance.oversubscribed) { "yes".into() } else { "no".into() },
+        ]);
+    }
+    t.note = Some(
+        "A fork is a fresh child process; its score is the median of its measured runs. \
+         Steal is the hypervisor's share of CPU time during the fork (/proc/stat); \
+         threads > cores means the cell was oversubscribed."
+            .into(),
+    );
+    t
+}
+
+fn fmt_us(ns: u64) -> String {
+    let us = ns as f64 / 1e3;
+    if us >= 100.0 {
+        format!("{us:.0}")
+    } else {
+        format!("{us:.1}")
+    }
+}
+
+fn latency_table(r: &Results, every: u64) -> Table {
+    let mut t = Table::new(
+        "End-to-end latency of sampled messages (µs, publish → consume; median over forks)",
+        &["variant", "P", "samples", "p50", "p90", "p99", "p99.9", "max"],
+    );
+    for x in &r.results {
+        let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
+        t.rows.push(match x.detail::<Latency>("latency_ns") {
+            Some(l) => vec![x.label.clone(), p, l.count.to_string(), fmt_us(l.p50), fmt_us(l.p90), fmt_us(l.p99), fmt_us(l.p999), fmt_us(l.max)],
+            None => [x.label.clone(), p, x.status.word().into()].into_iter().chain(std::iter::repeat_n("–".to_string(), 5)).collect(),
+        });
+    }
+    t.note = Some(format!(
+        "Every {every}th message of each producer is stamped at send and read at receipt; \
+         queueing under full load dominates these figures."
+    ));
+    t
+}
+
+fn cpu_table(r: &Results) -> Table {
+    let mut t = Table::new(
+        "CPU: process use, CPU time per thread (ms), context switches (means per run)",
+        &["variant", "P", "process CPU", "of machine", "producer-0 / producer-1 / …", "consumer", "consumer sys", "voluntary cs", "involuntary cs"],
+    );
+    for x in &r.results {
+        let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
+        t.rows.push(match x.detail::<Cpu>("cpu") {
+            Some(c) => {
+                let prod: Vec<String> = c.threads.iter().filter(|t| t.name.starts_with("producer")).map(|t| format!("{:.0}", t.cpu_ms)).collect();
+                let cons = c.threads.iter().find(|t| t.name == "consumer");
+                vec![
+                    x.label.clone(),
+                    p,
+                    format!("{:.0}%", c.process_pct),
+                    format!("{:.0}%", c.machine_pct),
+                    prod.join(" / "),
+                    cons.map_or("–".into(), |t| format!("{:.0}", t.cpu_ms)),
+                    cons.map_or("–".into(), |t| format!("{:.0}", t.sys_ms)),
+                    format!("{:.0}", c.threads.iter().map(|t| t.voluntary_cs).sum::<f64>()),
+                    format!("{:.0}", c.threads.iter().map(|t| t.involuntary_cs).sum::<f64>()),
+                ]
+            }
+            None => [x.label.clone(), p, x.status.word().into()].into_iter().chain(std::iter::repeat_n("–".to_string(), 6)).collect(),
+        });
+    }
+    t.note = Some(
+        "process CPU = CPU time / wall time (200% = two cores busy); \"of machine\" divides by \
+         the online cores, like the seed's CPU graph. Thread times from \
+         getrusage(RUSAGE_THREAD) at each thread's end."
+            .into(),
+    );
+    t
+}
+
+fn heap_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "Heap (dhat, a separate untimed run per cell)",
+        &["variant", "P", "messages", "allocations", "bytes allocated", "peak live bytes", "allocations/msg", "bytes/msg", "check"],
+    );
+    for x in &r.results {
+        if let Some(h) = x.detail::<Heap>("heap") {
+            t.rows.push(vec![
+                x.label.clone(),
+                x.key_u64("producers").map_or("–".into(), |p| p.to_string()),
+                h.messages.to_string(),
+                h.total_blocks.to_string(),
+                h.total_bytes.to_string(),
+                h.max_bytes.to_string(),
+                format!("{:.3}", h.blocks_per_message),
+                format!("{:.1}", h.bytes_per_message),
+                if h.valid { "ok".into() } else { "INVALID".into() },
+            ]);
+        }
+    }
+    t.note = Some(
+        "Totals include the run's fixed setup (threads, the checker, a preallocated ring); \
+         per-message figures divide the totals by the heap run's messages."
+            .into(),
+    );
+    (!t.rows.is_empty()).then_some(t)
+}
+
+fn failure_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new("Failures (left out of every statistic)", &["variant", "P", "status", "what", "stderr (tail)"]);
+    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
+        t.rows.push(vec![
+            x.label.clone(),
+            x.key_u64("producers").map_or("–".into(), |p| p.to_string()),
+            x.status.word().to_string(),
+            x.error.clone().unwrap_or_default(),
+            x.stderr_tail.clone().unwrap_or_default(),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+fn charts(r: &Results) -> Vec<Chart> {
+    let (labels, _) = axes(r);
+    let ok = |x: &&Row| x.status == Status::Ok;
+    let qps = labels
+        .iter()
+        .map(|l| {
+            let pts = r
+                .results
+                .iter()
+                .filter(|x| &x.label == l)
+                .filter(ok)
+                .filter_map(|x| Some((x.key_u64("producers")? as f64, x.detail::<f64>("qps")?)))
+                .collect();
+            (l.clone(), pts)
+        })
+        .collect();
+    let mut lat = Vec::new();
+    for l in &labels {
+        for (name, f) in [("p50", (|x: &Latency| x.p50) as fn(&Latency) -> u64), ("p99", |x| x.p99)] {
+            let pts = r
+                .results
+                .iter()
+                .filter(|x| &x.label == l)
+                .filter(ok)
+                .filter_map(|x| Some((x.key_u64("producers")? as f64, f(&x.detail::<Latency>("latency_ns")?) as f64 / 1e3)))
+                .collect();
+            lat.push((format!("{l} {name}"), pts));
+        }
+    }
+    vec![
+        Chart { title: "Throughput against producers".into(), x_label: "producers (P)".into(), y_label: "messages/s".into(), series: qps },
+        Chart { title: "Latency of sampled messages (log scale)".into(), x_label: "producers (P)".into(), y_label: "µs".into(), series: lat },
+    ]
+}
+
+fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
+    let cfg = &r.config["plan"];
+    vec![
+        format!(
+            "{} producer thread(s) and one consumer per run; variants {}; {} messages per run ({} payload bytes each).",
+            a.producers.0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", "),
+            cfg["variants"].as_array().map(|v| v.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")).unwrap_or_default(),
+            a.messages,
+            a.payload
+        ),
+        format!(
+            "The ring runs with wait strategy {}; its size (and the bound of the channel peers) is {} slots; the locked queue is {}.",
+            a.wait,
+            a.ring_size,
+            a.capacity.map_or("unbounded (as the seed)".to_string(), |x| format!("bounded at {x}"))
+        ),
+        format!(
+            "The consumer takes messages with {}.",
+            if a.batch <= 1 { "recv() one at a time".to_string() } else { format!("recv_batch(max {})", a.batch) }
+        ),
+        format!(
+            "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use the system allocator.",
+            cfg["heap_messages"]
+        ),
+        format!(
+            "Trace pass: one more untimed child per cell runs {} messages with the recorder installed; producers wrap every {}th send in a `publish` span, the consumer emits a `consume` span with the same flow id and a `messages_per_ms` counter about once per ms.",
+            cfg["trace_messages"], a.sample_every
+        ),
+    ]
+}
+
+fn sampling_lines(run: &Finished<DisruptorVsLbq>, every: u64) -> Vec<String> {
+    if every == 0 {
+        return vec!["Latency sampling was off.".into()];
+    }
+    let Some(rec) = run.cells.iter().find(|c| c.plan.cell.sampling_ab_pairs > 0) else { return Vec::new() };
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for o in rec.outcomes() {
+        a.extend(o.ab_sampled_ms.iter().copied());
+        b.extend(o.ab_unsampled_ms.iter().copied());
+    }
+    let pairs: Vec<f64> = a.iter().zip(&b).filter(|(_, y)| **y > 0.0).map(|(x, y)| (x / y - 1.0) * 100.0).collect();
+    let m = crate::stats::median(&pairs);
+    let ci = crate::stats::median_ci(&pairs);
+    vec![format!(
+        "Cost of latency sampling, measured on {} {}: one sampled and one unsampled run per fork, {} pairs: sampled − unsampled = {}{}.",
+        rec.plan.label,
+        rec.plan.group,
+        pairs.len(),
+        m.map_or("–".into(), |m| format!("{m:+.1}%")),
+        ci.map_or(" [no interval: too few pairs]".into(), |(lo, hi, c)| format!(" [{lo:+.1}, {hi:+.1}] ({:.0}% interval)", c * 100.0))
+    )]
+}

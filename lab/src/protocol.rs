@@ -1,0 +1,163 @@
+//! The one child protocol: what the parent tells a child, and what the child says back.
+//!
+//! The parent starts `lab __child <spec>` (or `lab-heap <spec>` for a heap pass) with a
+//! [`ChildSpec`] as one JSON argument. The child writes [`Message`]s to stdout, one JSON
+//! object a line and nothing else: a `heartbeat` after every run it makes (warm-up,
+//! measured, or any extra run such as a sampling-cost pair), then exactly one `done` or
+//! `failed`. Diagnostics go to stderr. The runner's watchdog judges progress by the
+//! heartbeats, never by a budget guessed in advance. The JVM programs speak the same lines.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::Write as _;
+
+/// Which pass a child runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "pass", rename_all = "kebab-case")]
+pub enum Pass {
+    /// A timed fork: warm-up and measured runs, nothing else listening.
+    Timed,
+    /// An untimed run under dhat (the `lab-heap` binary), writing `file`.
+    Heap {
+        /// The dhat file to write.
+        file: String,
+    },
+    /// An untimed run with a recorder (`flight` or `full`) writing `file`.
+    Trace {
+        /// `flight` or `full`.
+        mode: String,
+        /// The Chrome trace file to write.
+        file: String,
+    },
+}
+
+/// What a child is told.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChildSpec {
+    /// The experiment's name.
+    pub experiment: String,
+    /// The pass.
+    #[serde(flatten)]
+    pub pass: Pass,
+    /// The experiment's cell, as the experiment serialised it.
+    pub cell: Value,
+}
+
+/// One line a child writes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Message {
+    /// A run finished (its index among the child's runs, from 0).
+    Heartbeat {
+        /// How many runs the child has finished, minus one.
+        run: u64,
+    },
+    /// The child's outcome.
+    Done {
+        /// The experiment's outcome, serialised.
+        outcome: Value,
+        /// Heap totals, from a heap pass.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        heap: Option<HeapTotals>,
+        /// The recorder's account, from a trace pass.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// The child could not produce an outcome.
+    Failed {
+        /// Why.
+        error: String,
+    },
+}
+
+impl Message {
+    /// Writes the message as one line on stdout and flushes it.
+    pub fn send(&self) {
+        let line = serde_json::to_string(self).expect("messages serialise");
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+/// dhat's totals over a heap pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeapTotals {
+    /// Allocations.
+    pub total_blocks: u64,
+    /// Bytes allocated.
+    pub total_bytes: u64,
+    /// Peak live bytes.
+    pub max_bytes: u64,
+    /// Peak live allocations.
+    pub max_blocks: u64,
+}
+
+/// What a child adds to its outcome: heap totals or a recorder's account.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// See [`Message::Done`].
+    pub heap: Option<HeapTotals>,
+    /// See [`Message::Done`].
+    pub note: Option<String>,
+}
+
+/// What a cell's code gets from the child: the pass, and the heartbeat.
+#[derive(Debug)]
+pub struct Ctx {
+    /// The pass this child runs.
+    pub pass: Pass,
+    runs: u64,
+}
+
+impl Ctx {
+    /// A context for `pass`.
+    pub fn new(pass: Pass) -> Ctx {
+        Ctx { pass, runs: 0 }
+    }
+
+    /// Call after every run: the parent's watchdog counts these.
+    pub fn heartbeat(&mut self) {
+        Message::Heartbeat { run: self.runs }.send();
+        self.runs += 1;
+    }
+
+    /// Runs made so far.
+    pub fn runs(&self) -> u64 {
+        self.runs
+    }
+}
+
+/// The child's end: prints `done` or `failed`; returns the exit code.
+pub fn finish(result: Result<(Value, Extras), String>) -> i32 {
+    match result {
+        Ok((outcome, x)) => {
+            Message::Done { outcome, heap: x.heap, note: x.note }.send();
+            0
+        }
+        Err(error) => {
+            Message::Failed { error }.send();
+            3
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_round_trip_and_match_the_jvm_shape() {
+        let m: Message = serde_json::from_str(r#"{"type":"heartbeat","run":3}"#).unwrap();
+        assert!(matches!(m, Message::Heartbeat { run: 3 }));
+        let m: Message = serde_json::from_str(r#"{"type":"done","outcome":{"x":1}}"#).unwrap();
+        assert!(matches!(m, Message::Done { outcome, .. } if outcome["x"] == 1));
+        let spec = ChildSpec {
+            experiment: "x".into(),
+            pass: Pass::Trace { mode: "flight".into(), file: "a".into() },
+            cell: serde_json::json!({"p": 1}),
+        };
+        let back: ChildSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(back.pass, spec.pass);
+    }
+}

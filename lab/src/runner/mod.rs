@@ -1,0 +1,457 @@
+//! The one runner: forks in interleaved rounds, then the untimed passes.
+//!
+//! Each round runs every timed cell once, each as a fresh child process (a fork), in an
+//! order rotated by one per round, so that every cell meets the same phases of a noisy
+//! machine. Timed forks run one at a time and nothing else of the lab runs beside them.
+//! After the rounds, the heap and trace passes (untimed) run side by side on a rayon pool
+//! of two. Every child is watched ([`child`]): a heartbeat per run, its process group
+//! killed on a stall or an interrupt. Progress is one bar with an ETA for every
+//! experiment (plain lines when stderr is not a terminal).
+
+pub mod child;
+pub mod signal;
+
+use crate::experiment::{fork_of, CellPlan, Experiment, Plan, Shared, Switch, TraceMode};
+use crate::protocol::{ChildSpec, HeapTotals, Pass};
+use crate::results::{Disturbance, Fork, RoundsDone, Row, Status};
+use child::ChildEnd;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// A fork as recorded: its summary and its outcome.
+#[derive(Debug)]
+pub struct ForkRecord<O> {
+    /// The generic summary (score, runs, status, disturbance).
+    pub fork: Fork,
+    /// The outcome, when the child sent one.
+    pub outcome: Option<O>,
+    /// The last lines of a failed child's stderr.
+    pub stderr_tail: Option<String>,
+}
+
+/// An untimed pass's result.
+#[derive(Debug)]
+pub struct PassRecord<O> {
+    /// The file the pass wrote, relative to the run folder.
+    pub file: String,
+    /// Whether the file is there.
+    pub file_written: bool,
+    /// The outcome, or why there is none.
+    pub result: Result<O, String>,
+    /// Heap totals (heap pass).
+    pub heap: Option<HeapTotals>,
+    /// The recorder's account (trace pass).
+    pub note: Option<String>,
+}
+
+/// One cell with everything its children returned.
+#[derive(Debug)]
+pub struct CellRecord<E: Experiment> {
+    /// The plan's cell.
+    pub plan: CellPlan<E::Cell>,
+    /// Its forks, in round order.
+    pub forks: Vec<ForkRecord<E::Outcome>>,
+    /// Its heap pass.
+    pub heap: Option<PassRecord<E::Outcome>>,
+    /// Its trace pass.
+    pub trace: Option<PassRecord<E::Outcome>>,
+}
+
+impl<E: Experiment> CellRecord<E> {
+    /// The valid forks' outcomes.
+    pub fn outcomes(&self) -> impl Iterator<Item = &E::Outcome> {
+        self.forks.iter().filter(|f| f.fork.status == Status::Ok).filter_map(|f| f.outcome.as_ref())
+    }
+
+    /// The generic row: envelope and forks; the experiment adds its details.
+    pub fn row(&self) -> Row {
+        let p = &self.plan;
+        let mut status = if self.forks.is_empty() && p.timed { Status::NotRun } else { Status::Ok };
+        let mut error = None;
+        let mut stderr_tail = None;
+        for f in &self.forks {
+            status = status.worst(f.fork.status);
+            if error.is_none() && f.fork.error.is_some() {
+                error = f.fork.error.clone();
+                stderr_tail = f.stderr_tail.clone();
+            }
+        }
+        Row {
+            label: p.label.clone(),
+            key: p.key.clone(),
+            group: p.group.clone(),
+            status,
+            valid: status == Status::Ok,
+            unit: p.unit.to_string(),
+            higher_is_better: p.higher_is_better,
+            score: None,
+            score_ci: None,
+            score_ci_coverage: None,
+            modes: None,
+            forks: self.forks.iter().map(|f| f.fork.clone()).collect(),
+            error,
+            stderr_tail,
+            detail: Default::default(),
+        }
+    }
+}
+
+/// A finished (or interrupted) run.
+#[derive(Debug)]
+pub struct Finished<E: Experiment> {
+    /// Every cell, in plan order.
+    pub cells: Vec<CellRecord<E>>,
+    /// Rounds planned and finished.
+    pub rounds: RoundsDone,
+    /// Whether SIGINT/SIGTERM stopped it.
+    pub interrupted: bool,
+    /// Notes from running (a missing heap binary, skipped cells).
+    pub notes: Vec<String>,
+    /// The run folder.
+    pub dir: PathBuf,
+}
+
+/// Progress for every experiment: a bar with ETA, or plain lines.
+#[derive(Debug)]
+pub struct Progress {
+    bar: indicatif::ProgressBar,
+    plain: bool,
+    done: AtomicU64,
+    total: u64,
+}
+
+impl Progress {
+    fn new(total: u64) -> Progress {
+        let plain = !std::io::stderr().is_terminal();
+        let bar = if plain {
+            indicatif::ProgressBar::hidden()
+        } else {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {msg}",
+                )
+                .expect("a valid template")
+                .progress_chars("=> "),
+            );
+            b
+        };
+        Progress { bar, plain, done: AtomicU64::new(0), total }
+    }
+
+    fn start(&self, what: &str) {
+        self.bar.set_message(what.to_string());
+    }
+
+    fn finish_one(&self, what: &str, result: &str) {
+        let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        self.bar.inc(1);
+        if self.plain {
+            eprintln!("[{n}/{}] {what}: {result}", self.total);
+        } else {
+            self.bar.println(format!("{what}: {result}"));
+        }
+    }
+}
+
+fn steal_and_total() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal [guest guest_nice, already in user]
+    let total: u64 = v.iter().take(8).sum();
+    Some((*v.get(7)?, total))
+}
+
+/// Runs `exe __child` for `spec` under the watchdog, recording what disturbed it.
+fn fork<E: Experiment>(
+    exe: &Path,
+    c: &CellPlan<E::Cell>,
+    round: usize,
+    slot: usize,
+    shared: &Shared,
+    cores: usize,
+) -> Result<ForkRecord<E::Outcome>, ()> {
+    let spec = ChildSpec {
+        experiment: E::NAME.into(),
+        pass: Pass::Timed,
+        cell: serde_json::to_value(&c.cell).expect("cells serialise"),
+    };
+    let before = steal_and_total();
+    let t0 = Instant::now();
+    let end = child::run(exe, &["__child".into()], Some(&spec), shared.timeout(), &|_| {});
+    let wall_s = t0.elapsed().as_secs_f64();
+    let after = steal_and_total();
+    let steal_pct = match (before, after) {
+        (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => {
+            Some((s1 - s0) as f64 / (t1 - t0) as f64 * 100.0)
+        }
+        _ => None,
+    };
+    let disturbance = Disturbance {
+        steal_pct,
+        load_avg: Some(crate::envinfo::load_average()[0]),
+        oversubscribed: c.threads > cores,
+    };
+    let base = Fork {
+        round,
+        slot,
+        score: None,
+        runs: Vec::new(),
+        status: Status::Ok,
+        error: None,
+        wall_s,
+        disturbance,
+    };
+    match end {
+        ChildEnd::Interrupted => Err(()),
+        ChildEnd::Done { outcome, .. } => match serde_json::from_value::<E::Outcome>(outcome) {
+            Ok(o) => Ok(ForkRecord { fork: fork_of(&o, base), outcome: Some(o), stderr_tail: None }),
+            Err(e) => Ok(ForkRecord {
+                fork: Fork { status: Status::Error, error: Some(format!("unreadable outcome: {e}")), ..base },
+                outcome: None,
+                stderr_tail: None,
+            }),
+        },
+        ChildEnd::Failed { status, error, stderr_tail } => Ok(ForkRecord {
+            fork: Fork { status, error: Some(error), ..base },
+            outcome: None,
+            stderr_tail: (!stderr_tail.is_empty()).then_some(stderr_tail),
+        }),
+    }
+}
+
+fn summary(f: &Fork, unit: &str) -> String {
+    match (f.status, f.score) {
+        (Status::Ok, Some(s)) => format!("{} {unit}", crate::report::fmt_num(s)),
+        (s, _) => format!("{} {}", s.word(), f.error.clone().unwrap_or_default()),
+    }
+}
+
+/// Runs the plan: rounds of forks, then the passes.
+pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> Finished<E> {
+    signal::install();
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lab"));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut notes = Vec::new();
+    let mut cells: Vec<CellRecord<E>> = plan
+        .cells
+        .iter()
+        .map(|c| CellRecord { plan: c.clone(), forks: Vec::new(), heap: None, trace: None })
+        .collect();
+    let timed: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].plan.timed).collect();
+    let rounds = if timed.is_empty() { 0 } else { shared.rounds as usize };
+    let heap_bin = match shared.heap {
+        Switch::On => heap_binary(&mut notes),
+        Switch::Off => None,
+    };
+    let passes: Vec<(usize, bool)> = (0..cells.len())
+        .flat_map(|i| [(i, true), (i, false)])
+        .filter(|&(i, heap)| {
+            let p = &cells[i].plan;
+            if heap {
+                p.heap && heap_bin.is_some()
+            } else {
+                p.trace && shared.trace != TraceMode::Off
+            }
+        })
+        .collect();
+    let progress = Progress::new((rounds * timed.len() + passes.len()) as u64);
+    let mut finished = 0;
+    let mut interrupted = false;
+    let mut given_up: Vec<usize> = Vec::new();
+    'rounds: for round in 0..rounds {
+        for slot in 0..timed.len() {
+            let ci = timed[(slot + round) % timed.len()];
+            let c = &cells[ci].plan;
+            let what = format!("round {}/{rounds} {} {}", round + 1, c.label, c.group);
+            if given_up.contains(&ci) {
+                progress.finish_one(&what, "skipped (hung or crashed in an earlier round)");
+                continue;
+            }
+            progress.start(&what);
+            match fork::<E>(&exe, c, round, slot, shared, cores) {
+                Err(()) => {
+                    interrupted = true;
+                    break 'rounds;
+                }
+                Ok(rec) => {
+                    progress.finish_one(&what, &summary(&rec.fork, c.unit));
+                    if matches!(rec.fork.status, Status::Hung | Status::Crashed) {
+                        given_up.push(ci);
+                    }
+                    cells[ci].forks.push(rec);
+                }
+            }
+        }
+        finished += 1;
+    }
+    if !given_up.is_empty() {
+        notes.push(
+            "A cell that hung or crashed is not run again in later rounds (its row keeps the \
+             failed fork)."
+                .into(),
+        );
+    }
+    if !interrupted && !passes.is_empty() {
+        interrupted = run_passes::<E>(&mut cells, &passes, shared, dir, &exe, heap_bin.as_deref(), &progress);
+    }
+    progress.bar.finish_and_clear();
+    Finished {
+        cells,
+        rounds: RoundsDone { planned: rounds, finished },
+        interrupted,
+        notes,
+        dir: dir.to_path_buf(),
+    }
+}
+
+/// The untimed passes, two at a time; true when interrupted.
+fn run_passes<E: Experiment>(
+    cells: &mut [CellRecord<E>],
+    passes: &[(usize, bool)],
+    shared: &Shared,
+    dir: &Path,
+    exe: &Path,
+    heap_bin: Option<&Path>,
+    progress: &Progress,
+) -> bool {
+    use rayon::prelude::*;
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(2).build() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lab: no thread pool for the passes ({e}); running them one by one");
+            rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool of one")
+        }
+    };
+    let jobs: Vec<(usize, bool, ChildSpec, PathBuf, String)> = passes
+        .iter()
+        .filter(|&&(i, _)| {
+            // A cell that hung or crashed in its timed forks gets no untimed pass either.
+            !cells[i].forks.iter().any(|f| matches!(f.fork.status, Status::Hung | Status::Crashed))
+        })
+        .map(|&(i, heap)| {
+            let p = &cells[i].plan;
+            let file = if heap {
+                format!("{}.dhat-heap.json", p.file_stem)
+            } else {
+                format!("{}.trace.json", p.file_stem)
+            };
+            let path = dir.join(&file).display().to_string();
+            let pass = if heap {
+                Pass::Heap { file: path }
+            } else {
+                Pass::Trace { mode: shared.trace.name().into(), file: path }
+            };
+            let spec = ChildSpec {
+                experiment: E::NAME.into(),
+                pass,
+                cell: serde_json::to_value(&p.cell).expect("cells serialise"),
+            };
+            let program = if heap { heap_bin.expect("heap passes need the binary") } else { exe };
+            let what = format!("{} {} {}", if heap { "heap" } else { "trace" }, p.label, p.group);
+            (i, heap, spec, program.to_path_buf(), what.clone() + "\u{0}" + &file)
+        })
+        .collect();
+    let results: Vec<(usize, bool, Option<PassRecord<E::Outcome>>)> = pool.install(|| {
+        jobs.par_iter()
+            .map(|(i, heap, spec, program, tag)| {
+                let (what, file) = tag.split_once('\u{0}').expect("tagged");
+                if signal::interrupted() {
+                    return (*i, *heap, None);
+                }
+                progress.start(what);
+                let args: Vec<String> =
+                    if *heap { Vec::new() } else { vec!["__child".to_string()] };
+                let end = child::run(program, &args, Some(spec), shared.timeout(), &|_| {});
+                let written = dir.join(file).is_file();
+                let rec = match end {
+                    ChildEnd::Interrupted => return (*i, *heap, None),
+                    ChildEnd::Done { outcome, heap: totals, note } => PassRecord {
+                        file: file.to_string(),
+                        file_written: written,
+                        result: serde_json::from_value(outcome)
+                            .map_err(|e| format!("unreadable outcome: {e}")),
+                        heap: totals,
+                        note,
+                    },
+                    ChildEnd::Failed { status, error, stderr_tail } => PassRecord {
+                        file: file.to_string(),
+                        file_written: written,
+                        result: Err(format!(
+                            "{}: {error}{}",
+                            status.word(),
+                            if stderr_tail.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (stderr: {})", stderr_tail.lines().last().unwrap_or(""))
+                            }
+                        )),
+                        heap: None,
+                        note: None,
+                    },
+                };
+                let said = match (&rec.result, rec.file_written) {
+                    (Ok(_), true) => rec.note.clone().unwrap_or_else(|| format!("wrote {file}")),
+                    (Ok(_), false) => format!("the child wrote no {file}"),
+                    (Err(e), _) => e.clone(),
+                };
+                progress.finish_one(what, &said);
+                (*i, *heap, Some(rec))
+            })
+            .collect()
+    });
+    let mut interrupted = false;
+    for (i, heap, rec) in results {
+        match rec {
+            None => interrupted = true,
+            Some(r) if heap => cells[i].heap = Some(r),
+            Some(r) => cells[i].trace = Some(r),
+        }
+    }
+    interrupted || signal::interrupted()
+}
+
+/// The heap binary: next to the running executable, built on demand when missing or older
+/// than the lab binary (`cargo run` builds only the binary it runs).
+fn heap_binary(notes: &mut Vec<String>) -> Option<PathBuf> {
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    let candidate = dir.join("lab-heap");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let (Some(heap), Some(lab)) = (modified(&candidate), modified(&exe)) {
+        if heap >= lab {
+            return Some(candidate);
+        }
+    }
+    let target_dir = dir.parent()?;
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args(["build", "-p", "lab", "--bin", "lab-heap"]);
+    if env!("LAB_BUILD_PROFILE") == "release" {
+        cmd.arg("--release");
+    }
+    cmd.arg("--target-dir").arg(target_dir).current_dir(crate::envinfo::workspace_root());
+    let state = if candidate.is_file() { "older than lab" } else { "missing" };
+    eprintln!("lab: {} is {state}; building it ({:?})", candidate.display(), cmd);
+    let ok = cmd.stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    if ok && candidate.is_file() {
+        Some(candidate)
+    } else if candidate.is_file() {
+        notes.push(format!(
+            "{} is older than the lab binary and could not be rebuilt; the heap pass used it \
+             as it is.",
+            candidate.display()
+        ));
+        Some(candidate)
+    } else {
+        notes.push(format!(
+            "The heap pass was skipped: {} is missing and could not be built; run \
+             `cargo build --release -p lab --bins`.",
+            candidate.display()
+        ));
+        None
+    }
+}
