@@ -80,10 +80,20 @@ pub fn main() -> i32 {
                     let _ = e.print();
                     2
                 }
+                ErrorKind::InvalidSubcommand => {
+                    use clap::error::{ContextKind, ContextValue};
+                    let name = match e.get(ContextKind::InvalidSubcommand) {
+                        Some(ContextValue::String(s)) => s.clone(),
+                        _ => String::new(),
+                    };
+                    eprintln!(
+                        "lab: {} (commands: list, env, compare, report, view, run)",
+                        experiments::unknown(&name)
+                    );
+                    2
+                }
                 _ => {
-                    let text = e.to_string();
-                    let line = text.lines().next().unwrap_or("invalid arguments");
-                    eprintln!("lab: {}", line.trim_start_matches("error: "));
+                    eprintln!("lab: {}", one_line(&e.to_string()));
                     2
                 }
             };
@@ -99,6 +109,22 @@ pub fn main() -> i32 {
             eprintln!("lab: {msg}");
             1
         }
+    }
+}
+
+/// clap's error as one line: the error and its possible values or tip, no usage.
+fn one_line(text: &str) -> String {
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .collect();
+    let s = parts.join(" ");
+    let s = s.trim_start_matches("error: ");
+    if s.is_empty() {
+        "invalid arguments".into()
+    } else {
+        s.to_string()
     }
 }
 

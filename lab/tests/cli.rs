@@ -1,6 +1,8 @@
-//! End-to-end tests of the built `lab` binary: a small `disruptor-vs-lbq` run with every
-//! promised field and file checked, each bad-input error (exit code 2 and its message),
-//! planted faults (INVALID, HUNG, CRASHED), Ctrl-C, and `compare`.
+//! End-to-end tests of the built `lab` binary on the one pipeline, through
+//! `disruptor-vs-lbq`: a small run with every promised field and file checked (forks,
+//! intervals, paired ratios), each bad-input error (exit code 2 and its message), planted
+//! faults (INVALID, HUNG, CRASHED), the heartbeat watchdog, Ctrl-C delivered to the process
+//! group, a filesystem that fills up, `compare` and `report`.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -44,6 +46,8 @@ fn small_run_writes_every_promised_field_and_file() {
             "1,2",
             "--runs",
             "1",
+            "--rounds",
+            "2",
         ])
         .arg("--out")
         .arg(&out)
@@ -51,11 +55,13 @@ fn small_run_writes_every_promised_field_and_file() {
         .expect("lab runs");
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.contains("Duration (ms, median)") && stdout.contains("QPS"), "{stdout}");
+    assert!(stdout.contains("Duration (ms per run") && stdout.contains("QPS"), "{stdout}");
     assert!(stdout.contains("report.html"), "{stdout}");
 
     let r = read_json(&out.join("results.json"));
     assert_eq!(r["experiment"], "disruptor-vs-lbq");
+    assert_eq!(r["schema_version"], 2);
+    assert_eq!(r["rounds"]["finished"], 2);
     let env = &r["environment"];
     for k in [
         "date",
@@ -71,6 +77,8 @@ fn small_run_writes_every_promised_field_and_file() {
         "git_dirty",
         "warmup_runs",
         "measured_runs",
+        "rounds",
+        "scheduling",
         "messages",
         "load_average_at_start",
         "tracing",
@@ -85,8 +93,12 @@ fn small_run_writes_every_promised_field_and_file() {
     assert!(env["rustc"].as_str().unwrap().starts_with("rustc "));
 
     let rows = r["results"].as_array().expect("results[]");
-    let variants: Vec<&str> =
-        r["config"]["variants"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let variants: Vec<&str> = r["config"]["plan"]["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     assert!(variants.contains(&"locked"), "{variants:?}");
     assert_eq!(rows.len(), 2 * variants.len(), "one row per (variant, P)");
     for row in rows {
@@ -94,7 +106,19 @@ fn small_run_writes_every_promised_field_and_file() {
         assert_eq!(row["messages"], 20000, "{what}");
         assert_eq!(row["valid"], true, "{what}: {row}");
         assert_eq!(row["status"], "OK", "{what}");
-        assert_eq!(row["runs_ms"].as_array().unwrap().len(), 1, "{what}");
+        // Two rounds: two forks of one measured run each, every run kept.
+        assert_eq!(row["runs_ms"].as_array().unwrap().len(), 2, "{what}");
+        let forks = row["forks"].as_array().unwrap();
+        assert_eq!(forks.len(), 2, "{what}: a fork per round");
+        let rounds: Vec<u64> = forks.iter().map(|f| f["round"].as_u64().unwrap()).collect();
+        assert_eq!(rounds, [0, 1], "{what}");
+        for f in forks {
+            assert!(f["score"].as_f64().is_some_and(|x| x > 0.0), "{what}: {f}");
+            assert!(f["disturbance"]["load_avg"].as_f64().is_some(), "{what}: {f}");
+        }
+        assert_eq!(row["score"], row["median_ms"], "{what}: the score is the median over forks");
+        assert_eq!(row["key"]["variant"], row["variant"], "{what}");
+        assert_eq!(row["group"], format!("P={}", row["producers"]), "{what}");
         for k in ["median_ms", "min_ms", "max_ms", "qps"] {
             assert!(row[k].as_f64().is_some_and(|x| x > 0.0), "{what}: {k} = {}", row[k]);
         }
@@ -138,6 +162,18 @@ fn small_run_writes_every_promised_field_and_file() {
             assert!(heap["blocks_per_message"].as_f64().unwrap() >= 1.0, "{what}: {heap}");
         }
     }
+    // Paired ratios: ring against the baseline (locked) at each P, two rounds each, too few
+    // for an interval, so unstable and printed with a dash.
+    let ratios = r["ratios"].as_array().expect("ratios[]");
+    assert_eq!(ratios.len(), 2, "{ratios:?}");
+    for x in ratios {
+        assert_eq!((x["variant"].as_str(), x["baseline"].as_str()), (Some("ring"), Some("locked")));
+        assert!(x["median"].as_f64().is_some_and(|m| m > 0.0), "{x}");
+        assert_eq!(x["rounds"], 2);
+        assert_eq!(x["unstable"], true);
+        assert!(x["ci_low"].is_null() && x["rounds_needed"].as_u64().is_some(), "{x}");
+    }
+    assert!(stdout.contains("ring/locked QPS") && stdout.contains("[–] unstable"), "{stdout}");
     let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
     assert!(html.contains("<svg") && html.contains("Throughput against producers"));
     let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
@@ -186,7 +222,11 @@ fn bad_input_is_one_line_and_exit_code_2() {
         "unknown wait strategy 'sometimes'; valid: blocking",
     );
     expect_usage_error(&["disruptor-vs-lbq", "--payload", "17"], "valid: 16, 64, 256");
-    expect_usage_error(&["disruptor-vs-lbq", "--trace", "loud"], "valid: off, flight, full");
+    expect_usage_error(&["disruptor-vs-lbq", "--trace", "loud"], "[possible values: flight, full, off]");
+    expect_usage_error(&["disruptor-vs-lbq", "--heap", "maybe"], "[possible values: on, off]");
+    expect_usage_error(&["disruptor-vs-lbq", "--rounds", "0"], "--rounds must be at least 1");
+    expect_usage_error(&["disruptor-vs-lbq", "--runs", "0"], "--runs must be at least 1");
+    expect_usage_error(&["disruptor-vs-lbq", "--baseline", "nope"], "--baseline 'nope' is not a row of this run; valid: locked, ring");
     expect_usage_error(&["disruptor-vs-lbq", "--no-such-flag"], "--no-such-flag");
     // An output folder that cannot be written: its parent is a file.
     let f = tmp("not-a-dir");
@@ -204,6 +244,7 @@ fn uneven_messages_are_spread_and_said_so() {
     let out = tmp("spread");
     let o = lab()
         .args(["run", "disruptor-vs-lbq", "--messages", "10001", "--producers", "2", "--runs", "1"])
+        .args(["--rounds", "1"])
         .args(["--warmup", "0", "--variants", "locked", "--heap", "off", "--trace", "off"])
         .arg("--out")
         .arg(&out)
@@ -212,7 +253,12 @@ fn uneven_messages_are_spread_and_said_so() {
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let r = read_json(&out.join("results.json"));
     assert_eq!(r["results"][0]["per_producer"], serde_json::json!([5001, 5000]));
-    let note = r["config"]["spread_note"].as_str().expect("a spread note");
+    let notes = r["notes"].as_array().unwrap();
+    let note = notes
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.contains("do not divide evenly"))
+        .expect("a spread note");
     assert!(note.contains("P=2: 1 producer(s) send 5001 and 1 send 5000"), "{note}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("do not divide evenly"), "the report says how messages were spread");
@@ -227,6 +273,7 @@ fn planted_faults_are_invalid_hung_or_crashed_and_spare_the_others() {
         .env("LAB_FAULTS", "1")
         .args(["run", "disruptor-vs-lbq", "--messages", "5000", "--producers", "1", "--runs", "2"])
         .args(["--variants", "fault-lossy,fault-hang,fault-crash,crossbeam", "--timeout", "3"])
+        .args(["--rounds", "2"])
         .args(["--heap", "off", "--trace", "off"])
         .arg("--out")
         .arg(&out)
@@ -249,6 +296,7 @@ fn planted_faults_are_invalid_hung_or_crashed_and_spare_the_others() {
     let hang = row("fault-hang");
     assert_eq!(hang["status"], "HUNG");
     assert!(hang["error"].as_str().unwrap().contains("watchdog"));
+    assert_eq!(hang["forks"].as_array().unwrap().len(), 1, "a hung cell is not run again");
     let crash = row("fault-crash");
     assert_eq!(crash["status"], "CRASHED");
     assert!(crash["stderr_tail"].as_str().unwrap().contains("aborting on purpose"), "{crash}");
@@ -261,30 +309,41 @@ fn planted_faults_are_invalid_hung_or_crashed_and_spare_the_others() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-#[test]
-fn ctrl_c_saves_what_finished() {
-    let out = tmp("sigint");
-    let mut child = lab()
-        .env("LAB_FAULTS", "1")
-        .args([
-            "run",
-            "disruptor-vs-lbq",
-            "--messages",
-            "20000",
-            "--producers",
-            "1,2",
-            "--runs",
-            "1",
-        ])
-        .args(["--warmup", "0", "--variants", "crossbeam,fault-hang", "--timeout", "60"])
-        .args(["--heap", "off", "--trace", "off"])
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the first cell is done (the second, fault-hang, then hangs), then Ctrl-C.
+/// Processes (other than ours) whose environment carries `tag`.
+fn tagged_processes(tag: &str) -> Vec<u32> {
+    let needle = format!("LAB_TEST_TAG={tag}");
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if pid == std::process::id() {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(e.path().join("environ")) {
+            if env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) {
+                v.push(pid);
+            }
+        }
+    }
+    v
+}
+
+/// Starts `lab args…` in its own process group (as a shell starts a job), SIGINT ignored
+/// on entry when `ignored`; waits for the first finished fork on stderr, sends SIGINT to
+/// the whole group as a terminal does, and returns (exit code, seconds to exit, run folder).
+fn interrupt_after_first_fork(name: &str, args: &[&str], ignored: bool) -> (Option<i32>, f64, PathBuf) {
+    use std::os::unix::process::CommandExt;
+    let out = tmp(name);
+    let tag = format!("{}-{name}", std::process::id());
+    let mut cmd = if ignored {
+        // `trap '' INT` sets SIGINT to ignored, which exec keeps: the lab must still stop.
+        let mut c = Command::new("sh");
+        c.arg("-c").arg("trap '' INT; exec \"$0\" \"$@\"").arg(env!("CARGO_BIN_EXE_lab"));
+        c
+    } else {
+        lab()
+    };
+    cmd.env("LAB_FAULTS", "1").env("LAB_TEST_TAG", &tag).args(args).arg("--out").arg(&out);
+    let mut child = cmd.process_group(0).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     loop {
@@ -294,54 +353,189 @@ fn ctrl_c_saves_what_finished() {
             break;
         }
     }
-    // SAFETY: kill(2) on our own child's pid with SIGINT; no memory is involved.
-    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let t0 = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child's process group with SIGINT; no memory is involved.
+    let rc = unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGINT) };
     assert_eq!(rc, 0);
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    let secs = t0.elapsed().as_secs_f64();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let left = tagged_processes(&tag);
+    assert!(left.is_empty(), "{name}: processes of the run left behind: {left:?}");
+    (status.code(), secs, out)
+}
+
+#[test]
+fn ctrl_c_to_the_process_group_stops_kills_the_children_and_saves_what_finished() {
+    let args = [
+        "disruptor-vs-lbq", "--messages", "20000", "--producers", "1", "--runs", "1",
+        "--warmup", "0", "--variants", "crossbeam,fault-hang", "--timeout", "60",
+        "--rounds", "3", "--heap", "off", "--trace", "off",
+    ];
+    for ignored in [false, true] {
+        let name = if ignored { "sigint-ignored" } else { "sigint" };
+        let (code, secs, out) = interrupt_after_first_fork(name, &args, ignored);
+        assert_eq!(code, Some(130), "{name}");
+        assert!(secs < 10.0, "{name}: took {secs:.1} s to stop");
+        let r = read_json(&out.join("results.json"));
+        assert_eq!(r["status"], "interrupted");
+        assert_eq!(r["rounds"]["finished"], 0);
+        let rows = r["results"].as_array().unwrap();
+        let cb = rows.iter().find(|x| x["variant"] == "crossbeam").unwrap();
+        assert_eq!(cb["forks"].as_array().unwrap().len(), 1, "{name}: the finished fork is kept");
+        assert!(cb["qps"].as_f64().is_some_and(|q| q > 0.0), "{name}: {cb}");
+        assert!(out.join("report.html").is_file() && out.join("report.md").is_file());
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+#[test]
+fn the_watchdog_counts_heartbeats_not_a_budget() {
+    // Each run is well under the limit, the whole child well over it: not HUNG.
+    let out = tmp("heartbeats");
+    let t0 = std::time::Instant::now();
+    let o = lab()
+        .args(["disruptor-vs-lbq", "--messages", "1M", "--producers", "1", "--variants", "locked"])
+        .args(["--runs", "10", "--warmup", "0", "--rounds", "1", "--timeout", "2"])
+        .args(["--heap", "off", "--trace", "off", "--sample-every", "0"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let took = t0.elapsed().as_secs_f64();
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let r = read_json(&out.join("results.json"));
-    assert_eq!(r["status"], "interrupted");
-    let rows = r["results"].as_array().unwrap();
-    assert_eq!(rows.len(), 1, "only the finished cell: {rows:?}");
-    assert_eq!(rows[0]["variant"], "crossbeam");
-    assert!(out.join("report.html").is_file() && out.join("report.md").is_file());
+    assert_eq!(r["results"][0]["status"], "OK");
+    let runs: Vec<f64> = r["results"][0]["runs_ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    let total: f64 = runs.iter().sum::<f64>() / 1e3;
+    assert!(runs.len() == 10 && runs.iter().all(|ms| *ms < 2000.0), "{runs:?}");
+    // When the child as a whole outlived the limit, only heartbeats kept it alive.
+    eprintln!("heartbeats: 10 runs, {total:.1} s of runs, {took:.1} s in all, limit 2 s");
     let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
-fn compare_marks_rows_and_rejects_bad_files() {
-    let out = tmp("cmp");
+fn a_filesystem_that_fills_up_loses_no_table_and_leaves_no_truncated_file() {
+    let dir = tmp("full-fs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
+        .arg(&dir)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(
+        mounted,
+        "this test mounts a 512 KiB tmpfs to fill it up and needs root (CI runs as root): \
+         `sudo cargo test -p lab --test cli`"
+    );
     let o = lab()
-        .args(["run", "disruptor-vs-lbq", "--messages", "10000", "--producers", "1", "--runs", "2"])
-        .args(["--warmup", "0", "--variants", "locked", "--heap", "off", "--trace", "off"])
+        .args(["disruptor-vs-lbq", "--messages", "200000", "--producers", "1", "--variants", "locked"])
+        .args(["--runs", "1", "--warmup", "0", "--rounds", "1", "--heap", "off", "--trace", "full"])
+        // Every message traced: the trace pass alone writes far more than the 512 KiB.
+        .args(["--sample-every", "1"])
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    let listing: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let results = dir.join("results.json");
+    let parsed = std::fs::read_to_string(&results).map(|t| serde_json::from_str::<Value>(&t).is_ok());
+    let _ = Command::new("umount").arg(&dir).status();
+    assert_eq!(o.status.code(), Some(1), "a failed write is exit 1: {stdout} {stderr}");
+    assert!(stdout.contains("QPS") && stdout.contains("locked"), "tables first: {stdout}");
+    assert!(stderr.contains("cannot write") && stderr.contains(".json") || stderr.contains("report."), "{stderr}");
+    assert_eq!(stderr.trim().lines().last().map(|l| l.starts_with("lab: cannot write")), Some(true), "{stderr}");
+    assert!(!matches!(parsed, Ok(false)), "a truncated results.json was left: {listing:?}");
+    assert!(!listing.iter().any(|f| f.ends_with(".tmp")), "temporary files left: {listing:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn small_run(name: &str, rounds: &str) -> PathBuf {
+    let out = tmp(name);
+    let o = lab()
+        .args(["disruptor-vs-lbq", "--messages", "10000", "--producers", "1", "--runs", "1"])
+        .args(["--warmup", "0", "--variants", "locked,crossbeam", "--heap", "off", "--trace", "off"])
+        .args(["--rounds", rounds])
         .arg("--out")
         .arg(&out)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    out
+}
+
+#[test]
+fn compare_judges_changes_against_both_intervals_and_refuses_bad_files() {
+    let out = small_run("cmp", "6");
     let f = out.join("results.json");
     let o = lab().arg("compare").arg(&f).arg(&out).output().unwrap();
     let (stdout, _) = text(&o);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(stdout.contains("within the spread") && stdout.contains("1.00×"), "{stdout}");
-    assert!(stdout.contains("0 row(s) changed"), "{stdout}");
-    // A faster copy: every run faster than a's fastest is beyond the spread.
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("within the intervals") && stdout.contains("1.00×"), "{stdout}");
+    assert!(stdout.contains("crossbeam/locked"), "ratios are compared too: {stdout}");
+    assert!(stdout.contains("0 change(s)"), "{stdout}");
+    // A copy four times faster, its interval below a's: a change, exit 1.
     let mut v = read_json(&f);
-    let fastest = v["results"][0]["min_ms"].as_f64().unwrap();
-    for k in ["median_ms", "min_ms", "max_ms"] {
-        v["results"][0][k] = serde_json::json!(fastest / 4.0);
-    }
-    let qps = v["results"][0]["qps"].as_f64().unwrap();
-    v["results"][0]["qps"] = serde_json::json!(qps * 2.0);
+    let row = &mut v["results"][0];
+    let lo = row["score_ci"][0].as_f64().unwrap();
+    row["score"] = serde_json::json!(lo / 4.0);
+    row["score_ci"] = serde_json::json!([lo / 5.0, lo / 3.0]);
     let g = out.join("faster.json");
     std::fs::write(&g, serde_json::to_string(&v).unwrap()).unwrap();
     let o = lab().arg("compare").arg(&f).arg(&g).output().unwrap();
     let (stdout, _) = text(&o);
-    assert!(stdout.contains("FASTER") && stdout.contains("2.00×"), "{stdout}");
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("BETTER (beyond both intervals)"), "{stdout}");
+    // Missing files, files from before schema_version, and unknown versions: one line, 2.
     let o = lab().arg("compare").arg(&f).arg(out.join("nope.json")).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("cannot read"));
+    let mut old = read_json(&f);
+    old.as_object_mut().unwrap().remove("schema_version");
+    std::fs::write(out.join("old.json"), old.to_string()).unwrap();
+    expect_usage_error(&["compare", f.to_str().unwrap(), out.join("old.json").to_str().unwrap()], "before results.json had a schema_version");
+    old["schema_version"] = serde_json::json!(99);
+    std::fs::write(out.join("v99.json"), old.to_string()).unwrap();
+    expect_usage_error(&["compare", f.to_str().unwrap(), out.join("v99.json").to_str().unwrap()], "schema_version 99; this lab reads version 2");
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn report_renders_a_run_again_from_its_results() {
+    let out = small_run("report", "1");
+    std::fs::remove_file(out.join("report.html")).unwrap();
+    std::fs::remove_file(out.join("report.md")).unwrap();
+    let o = lab().arg("report").arg(&out).output().unwrap();
+    let (stdout, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("QPS") && stdout.contains("crossbeam"), "{stdout}");
+    assert!(out.join("report.html").is_file() && out.join("report.md").is_file());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn each_experiment_help_shows_its_own_options_and_the_shared_ones() {
+    for args in [&["disruptor-vs-lbq", "--help"][..], &["run", "disruptor-vs-lbq", "--help"]] {
+        let o = lab().args(args).output().unwrap();
+        let (stdout, _) = text(&o);
+        assert_eq!(o.status.code(), Some(0));
+        for w in ["--ring-size", "--producers", "--rounds", "--runs", "--warmup", "--trace", "--heap", "--out", "[default: 1Mi]", "[possible values: flight, full, off]"] {
+            assert!(stdout.contains(w), "{args:?} lacks {w}: {stdout}");
+        }
+        assert!(!stdout.contains("--elements"), "another experiment's option: {stdout}");
+    }
 }
 
 #[test]

@@ -69,6 +69,8 @@ fn run_experiment(trace: &str) -> (PathBuf, Value) {
         "1",
         "--warmup",
         "0",
+        "--rounds",
+        "1",
         "--variants",
         "locked,ring",
         "--trace",

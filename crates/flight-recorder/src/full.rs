@@ -119,7 +119,7 @@ pub fn repair_file(path: &Path) -> io::Result<RepairStats> {
         .unwrap_or_else(|| "lab".to_owned());
     let (out, stats) = repair(events, &process_name);
     let tmp = path.with_extension("repair.tmp");
-    {
+    let written = (|| -> io::Result<()> {
         let mut w = BufWriter::new(File::create(&tmp).map_err(|e| bad(&tmp, e))?);
         w.write_all(b"{\"traceEvents\":[\n")?;
         for (i, e) in out.iter().enumerate() {
@@ -129,7 +129,12 @@ pub fn repair_file(path: &Path) -> io::Result<RepairStats> {
             serde_json::to_writer(&mut w, e).map_err(io::Error::other)?;
         }
         w.write_all(b"\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"recorder\":\"tracing-chrome (repaired)\"}}\n")?;
-        w.flush()?;
+        w.flush()
+    })();
+    // A failed write (a full disk) leaves the original file as it was and no temporary.
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(bad(&tmp, e));
     }
     std::fs::rename(&tmp, path).map_err(|e| bad(path, e))?;
     Ok(stats)

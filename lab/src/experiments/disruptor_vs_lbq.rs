@@ -268,9 +268,9 @@ impl Experiment for DisruptorVsLbq {
         notes.extend(spread_note(a.messages, &a.producers.0));
         Ok(Plan {
             cells,
-            baseline: Some(baseline),
+            baseline: Some(baseline.clone()),
             config: json!({"variants": chosen, "waits": waits, "heap_messages": heap_messages,
-                           "trace_messages": trace_messages}),
+                           "trace_messages": trace_messages, "baseline": baseline}),
             input_size: a.messages,
             notes,
         })
@@ -285,7 +285,7 @@ impl Experiment for DisruptorVsLbq {
         for (row, rec) in out.results.iter_mut().zip(&run.cells) {
             fill_row(row, rec, cores, &run.dir);
         }
-        let baseline = out.ratios.first().map(|r| r.baseline.clone());
+        let baseline = out.config["plan"]["baseline"].as_str().map(str::to_string);
         out.tables = headline_tables(out, baseline.as_deref());
         out.tables.push(forks_table(out));
         out.tables.push(latency_table(out, a.sample_every));
@@ -521,7 +521,10 @@ fn ratio_for<'a>(r: &'a Results, label: &str, p: u64) -> Option<&'a Ratio> {
 /// The seed's two headline tables, with the paired ratios.
 fn headline_tables(r: &Results, baseline: Option<&str>) -> Vec<Table> {
     let (labels, ps) = axes(r);
-    let others: Vec<&String> = labels.iter().filter(|l| Some(l.as_str()) != baseline).collect();
+    let others: Vec<&String> = match baseline {
+        Some(b) => labels.iter().filter(|l| l.as_str() != b).collect(),
+        None => Vec::new(),
+    };
     let mut tables = Vec::new();
     for is_qps in [true, false] {
         let mut header = vec!["P".to_string()];
