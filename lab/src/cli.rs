@@ -117,7 +117,9 @@ fn one_line(text: &str) -> String {
     let parts: Vec<&str> = text
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
         .collect();
     let s = parts.join(" ");
     let s = s.trim_start_matches("error: ");
@@ -193,7 +195,12 @@ fn env_cmd() {
     for (k, v) in e.rows() {
         if matches!(
             k,
-            "warm-up runs" | "measured runs" | "rounds" | "input size" | "tracing" | "heap profiling"
+            "warm-up runs"
+                | "measured runs"
+                | "rounds"
+                | "input size"
+                | "tracing"
+                | "heap profiling"
         ) {
             continue;
         }

@@ -107,12 +107,26 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Failure> {
     }
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t.set_header(vec!["row", "group", "a: score [interval]", "b: score [interval]", "b/a", "change"]);
+    t.set_header(vec![
+        "row",
+        "group",
+        "a: score [interval]",
+        "b: score [interval]",
+        "b/a",
+        "change",
+    ]);
     let same = |x: &Row, y: &Row| x.label == y.label && x.key == y.key;
     let mut changed = 0;
     for x in &ra.results {
         let Some(y) = rb.results.iter().find(|y| same(x, y)) else {
-            t.add_row(vec![x.label.clone(), x.group.clone(), score_text(x), "(absent)".into(), "–".into(), "–".into()]);
+            t.add_row(vec![
+                x.label.clone(),
+                x.group.clone(),
+                score_text(x),
+                "(absent)".into(),
+                "–".into(),
+                "–".into(),
+            ]);
             continue;
         };
         let ratio = match (x.score, y.score) {
@@ -127,10 +141,24 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Failure> {
         if matches!(c, Change::Better | Change::Worse) {
             changed += 1;
         }
-        t.add_row(vec![x.label.clone(), x.group.clone(), score_text(x), score_text(y), ratio, word(c).into()]);
+        t.add_row(vec![
+            x.label.clone(),
+            x.group.clone(),
+            score_text(x),
+            score_text(y),
+            ratio,
+            word(c).into(),
+        ]);
     }
     for y in rb.results.iter().filter(|y| !ra.results.iter().any(|x| same(x, y))) {
-        t.add_row(vec![y.label.clone(), y.group.clone(), "(absent)".into(), score_text(y), "–".into(), "–".into()]);
+        t.add_row(vec![
+            y.label.clone(),
+            y.group.clone(),
+            "(absent)".into(),
+            score_text(y),
+            "–".into(),
+            "–".into(),
+        ]);
     }
     println!(
         "{} — a: {} ({}), b: {} ({})",
@@ -173,7 +201,10 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Failure> {
         println!("note: the runs' options differ (see config in each results.json); scores are compared as they are.");
     }
     if ra.environment.cpu_model != rb.environment.cpu_model {
-        println!("note: different CPUs: {} vs {}", ra.environment.cpu_model, rb.environment.cpu_model);
+        println!(
+            "note: different CPUs: {} vs {}",
+            ra.environment.cpu_model, rb.environment.cpu_model
+        );
     }
     println!("{changed} change(s) beyond both runs' intervals.");
     Ok(i32::from(changed > 0))

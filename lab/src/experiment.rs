@@ -213,6 +213,8 @@ pub struct Plan<C> {
     pub cells: Vec<CellPlan<C>>,
     /// The label ratios are taken against, when the experiment has one.
     pub baseline: Option<String>,
+    /// More (row label, baseline label) pairs to take ratios of, within each group.
+    pub pairs: Vec<(String, String)>,
     /// The experiment's resolved settings (into `config`).
     pub config: Value,
     /// The input size for the environment record.
@@ -296,9 +298,11 @@ impl<E: Experiment> Registered for Entry<E> {
             .mut_arg("runs", |a| a.default_value(text(d.runs)).required(false))
             .mut_arg("warmup", |a| a.default_value(text(d.warmup)).required(false))
             .mut_arg("trace", |a| {
-                a.value_parser(clap::builder::PossibleValuesParser::new(traces.clone()).map(
-                    |s: String| TraceMode::from_str(&s, true).expect("a listed trace mode"),
-                ))
+                a.value_parser(
+                    clap::builder::PossibleValuesParser::new(traces.clone()).map(|s: String| {
+                        TraceMode::from_str(&s, true).expect("a listed trace mode")
+                    }),
+                )
                 .default_value(traces[0])
                 .required(false)
             })
@@ -387,7 +391,11 @@ fn assemble<E: Experiment>(
 ) -> Results {
     let mut rows: Vec<Row> = run.cells.iter().map(runner::CellRecord::row).collect();
     rows.iter_mut().for_each(results::summarise_forks);
-    let ratios = plan.baseline.as_deref().map(|b| results::paired_ratios(&rows, b));
+    let mut ratios =
+        plan.baseline.as_deref().map(|b| results::paired_ratios(&rows, b)).unwrap_or_default();
+    for (row, base) in &plan.pairs {
+        ratios.extend(results::pair_ratios(&rows, row, base));
+    }
     let failed = rows.iter().any(|r| r.status != Status::Ok);
     let mut notes = plan.notes.clone();
     notes.extend(run.notes.iter().cloned());
@@ -411,7 +419,7 @@ fn assemble<E: Experiment>(
         config: serde_json::json!({"shared": shared, "experiment": args, "plan": plan.config}),
         rounds: RoundsDone { planned: run.rounds.planned, finished: run.rounds.finished },
         results: rows,
-        ratios: ratios.unwrap_or_default(),
+        ratios,
         tables: Vec::new(),
         targets: Vec::new(),
         charts: Vec::new(),

@@ -52,6 +52,9 @@ pub struct CellSpec {
     pub heap_messages: u64,
     /// Messages in a trace pass's run.
     pub trace_messages: u64,
+    /// The JVM's settings, for the `jvm-*` variants.
+    #[serde(default)]
+    pub jvm: Option<crate::jvm::JvmSettings>,
 }
 
 impl CellSpec {
@@ -196,6 +199,9 @@ pub struct CellOutput {
     pub trace_file: Option<String>,
     /// Notes from the child (e.g. why a trace could not be written).
     pub notes: Vec<String>,
+    /// What the JVM reported, for the `jvm-*` variants.
+    #[serde(default)]
+    pub jvm: Option<crate::jvm::JvmReport>,
 }
 
 /// Heap totals of one profiled run, from `dhat::HeapStats`.
@@ -459,12 +465,15 @@ fn run_cell<H: Handoff, const N: usize>(
     match ctx.pass.clone() {
         Pass::Timed => {
             for _ in 0..spec.warmup {
-                out.warmup.push(run_once::<H, N, false>(handoff, spec, spec.messages, spec.sample_every)?.0);
+                out.warmup.push(
+                    run_once::<H, N, false>(handoff, spec, spec.messages, spec.sample_every)?.0,
+                );
                 ctx.heartbeat();
             }
             let mut merged = new_histogram();
             for _ in 0..spec.runs {
-                let (r, h) = run_once::<H, N, false>(handoff, spec, spec.messages, spec.sample_every)?;
+                let (r, h) =
+                    run_once::<H, N, false>(handoff, spec, spec.messages, spec.sample_every)?;
                 if r.valid && spec.sample_every > 0 {
                     merged.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?;
                 }
@@ -495,7 +504,8 @@ fn run_cell<H: Handoff, const N: usize>(
         }
         Pass::Trace { .. } => {
             // The child installed the recorder around this cell.
-            let (r, _) = run_once::<H, N, true>(handoff, spec, spec.trace_messages, spec.sample_every)?;
+            let (r, _) =
+                run_once::<H, N, true>(handoff, spec, spec.trace_messages, spec.sample_every)?;
             out.runs.push(r);
             ctx.heartbeat();
         }

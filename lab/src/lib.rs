@@ -57,6 +57,7 @@ pub mod experiment;
 pub mod experiments;
 pub mod faults;
 pub mod harness;
+pub mod jvm;
 pub mod parse;
 pub mod peers;
 pub mod protocol;

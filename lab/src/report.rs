@@ -250,7 +250,6 @@ pub fn line_chart(
     s
 }
 
-
 fn status_line(r: &Results) -> Option<String> {
     match r.status.as_str() {
         "complete" => None,
@@ -258,7 +257,9 @@ fn status_line(r: &Results) -> Option<String> {
             "INTERRUPTED: {} of {} rounds finished; only what finished is shown.",
             r.rounds.finished, r.rounds.planned
         )),
-        other => Some(format!("{}: some rows did not pass (see the tables).", other.to_uppercase())),
+        other => {
+            Some(format!("{}: some rows did not pass (see the tables).", other.to_uppercase()))
+        }
     }
 }
 
@@ -292,7 +293,14 @@ pub fn markdown(r: &Results) -> String {
     if !r.targets.is_empty() {
         s.push_str("## Targets\n\n");
         for t in &r.targets {
-            let _ = writeln!(s, "- {}: target {}, measured {}: **{}**", t.what, t.target, t.measured, t.verdict());
+            let _ = writeln!(
+                s,
+                "- {}: target {}, measured {}: **{}**",
+                t.what,
+                t.target,
+                t.measured,
+                t.verdict()
+            );
         }
         s.push('\n');
     }
@@ -342,7 +350,14 @@ pub fn html(r: &Results) -> String {
     if !r.targets.is_empty() {
         s.push_str("<h2>Targets</h2>\n<ul>\n");
         for t in &r.targets {
-            let _ = writeln!(s, "<li>{}: target {}, measured {}: <b>{}</b></li>", e(&t.what), e(&t.target), e(&t.measured), t.verdict());
+            let _ = writeln!(
+                s,
+                "<li>{}: target {}, measured {}: <b>{}</b></li>",
+                e(&t.what),
+                e(&t.target),
+                e(&t.measured),
+                t.verdict()
+            );
         }
         s.push_str("</ul>\n");
     }
@@ -359,7 +374,13 @@ pub fn html(r: &Results) -> String {
             ),
             _ => String::new(),
         };
-        let _ = writeln!(s, "<li><a href=\"{}\">{}</a> ({}){deep}</li>", e(&f.file), e(&f.file), e(&f.what));
+        let _ = writeln!(
+            s,
+            "<li><a href=\"{}\">{}</a> ({}){deep}</li>",
+            e(&f.file),
+            e(&f.file),
+            e(&f.what)
+        );
     }
     s.push_str(
         "</ul>\n<p class=\"note\">Traces open in Perfetto (ui.perfetto.dev, \"Open trace file\", \

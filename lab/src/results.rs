@@ -333,6 +333,17 @@ pub fn paired_ratios(rows: &[Row], baseline: &str) -> Vec<Ratio> {
     out
 }
 
+/// The row labelled `label` against the row labelled `baseline`, in every group with both.
+pub fn pair_ratios(rows: &[Row], label: &str, baseline: &str) -> Vec<Ratio> {
+    let mut out = Vec::new();
+    for base in rows.iter().filter(|r| r.label == baseline) {
+        for row in rows.iter().filter(|r| r.group == base.group && r.label == label) {
+            out.push(ratio(row, base));
+        }
+    }
+    out
+}
+
 fn ratio(row: &Row, base: &Row) -> Ratio {
     let by_round = |r: &Row| -> BTreeMap<usize, f64> {
         r.forks

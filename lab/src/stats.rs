@@ -46,7 +46,15 @@ impl Summary {
         };
         let ci999_half =
             (n > 1).then(|| t_quantile(0.9995, (n - 1) as f64) * stddev / (n as f64).sqrt());
-        Some(Summary { n, min: v[0], median: median_sorted(&v), max: v[n - 1], mean, stddev, ci999_half })
+        Some(Summary {
+            n,
+            min: v[0],
+            median: median_sorted(&v),
+            max: v[n - 1],
+            mean,
+            stddev,
+            ci999_half,
+        })
     }
 
     /// The confidence interval `[mean − h, mean + h]`, when there is one.
@@ -137,7 +145,11 @@ pub fn modes(xs: &[f64]) -> Option<[Mode; 2]> {
     if gap < MODE_GAP {
         return None;
     }
-    let mode = |s: &[f64]| Mode { median: median_sorted(s), count: s.len(), share: s.len() as f64 / n as f64 };
+    let mode = |s: &[f64]| Mode {
+        median: median_sorted(s),
+        count: s.len(),
+        share: s.len() as f64 / n as f64,
+    };
     Some([mode(&v[..cut]), mode(&v[cut..])])
 }
 

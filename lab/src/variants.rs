@@ -76,6 +76,22 @@ const VARIANTS: &[VariantInfo] = &[
         takes_wait: false,
         unavailable: None,
     },
+    VariantInfo {
+        name: "jvm-lbq",
+        description: "the JVM original: java.util.concurrent.LinkedBlockingQueue put/take \
+                      (tools/jvm/Bus.java; needs a JDK)",
+        ours: false,
+        takes_wait: false,
+        unavailable: None,
+    },
+    VariantInfo {
+        name: "jvm-disruptor",
+        description: "the JVM original: LMAX Disruptor 3.4, the wait strategy matching --wait \
+                      (tools/jvm/Bus.java; needs a JDK and libdisruptor-java)",
+        ours: false,
+        takes_wait: true,
+        unavailable: None,
+    },
 ];
 
 const FAULT_VARIANTS: &[VariantInfo] = &[
@@ -89,6 +105,13 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
     VariantInfo {
         name: "fault-hang",
         description: "test only: the consumer hangs",
+        ours: false,
+        takes_wait: false,
+        unavailable: None,
+    },
+    VariantInfo {
+        name: "fault-jvm-lbq",
+        description: "test only: jvm-lbq with one message dropped by producer 0",
         ours: false,
         takes_wait: false,
         unavailable: None,
@@ -188,6 +211,11 @@ pub fn dispatch<J: WithHandoff>(s: &Settings, job: J) -> Result<J::Out, String> 
         "fault-lossy" => job.run(FaultHandoff::new(Fault::Lossy, Some(s.ring_size))),
         "fault-hang" => job.run(FaultHandoff::new(Fault::Hang, Some(s.ring_size))),
         "fault-crash" => job.run(FaultHandoff::new(Fault::Crash, Some(s.ring_size))),
+        jvm if jvm.contains("jvm-") => {
+            return Err(format!(
+                "variant '{jvm}' runs on the JVM (crate::jvm), not through a Handoff"
+            ))
+        }
         other => return Err(format!("variant '{other}' is listed but not wired in")),
     })
 }

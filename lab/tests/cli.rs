@@ -222,11 +222,17 @@ fn bad_input_is_one_line_and_exit_code_2() {
         "unknown wait strategy 'sometimes'; valid: blocking",
     );
     expect_usage_error(&["disruptor-vs-lbq", "--payload", "17"], "valid: 16, 64, 256");
-    expect_usage_error(&["disruptor-vs-lbq", "--trace", "loud"], "[possible values: flight, full, off]");
+    expect_usage_error(
+        &["disruptor-vs-lbq", "--trace", "loud"],
+        "[possible values: flight, full, off]",
+    );
     expect_usage_error(&["disruptor-vs-lbq", "--heap", "maybe"], "[possible values: on, off]");
     expect_usage_error(&["disruptor-vs-lbq", "--rounds", "0"], "--rounds must be at least 1");
     expect_usage_error(&["disruptor-vs-lbq", "--runs", "0"], "--runs must be at least 1");
-    expect_usage_error(&["disruptor-vs-lbq", "--baseline", "nope"], "--baseline 'nope' is not a row of this run; valid: locked, ring");
+    expect_usage_error(
+        &["disruptor-vs-lbq", "--baseline", "nope"],
+        "--baseline 'nope' is not a row of this run; valid: locked, ring",
+    );
     expect_usage_error(&["disruptor-vs-lbq", "--no-such-flag"], "--no-such-flag");
     // An output folder that cannot be written: its parent is a file.
     let f = tmp("not-a-dir");
@@ -330,7 +336,11 @@ fn tagged_processes(tag: &str) -> Vec<u32> {
 /// Starts `lab args…` in its own process group (as a shell starts a job), SIGINT ignored
 /// on entry when `ignored`; waits for the first finished fork on stderr, sends SIGINT to
 /// the whole group as a terminal does, and returns (exit code, seconds to exit, run folder).
-fn interrupt_after_first_fork(name: &str, args: &[&str], ignored: bool) -> (Option<i32>, f64, PathBuf) {
+fn interrupt_after_first_fork(
+    name: &str,
+    args: &[&str],
+    ignored: bool,
+) -> (Option<i32>, f64, PathBuf) {
     use std::os::unix::process::CommandExt;
     let out = tmp(name);
     let tag = format!("{}-{name}", std::process::id());
@@ -343,7 +353,8 @@ fn interrupt_after_first_fork(name: &str, args: &[&str], ignored: bool) -> (Opti
         lab()
     };
     cmd.env("LAB_FAULTS", "1").env("LAB_TEST_TAG", &tag).args(args).arg("--out").arg(&out);
-    let mut child = cmd.process_group(0).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        cmd.process_group(0).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     loop {
@@ -369,9 +380,25 @@ fn interrupt_after_first_fork(name: &str, args: &[&str], ignored: bool) -> (Opti
 #[test]
 fn ctrl_c_to_the_process_group_stops_kills_the_children_and_saves_what_finished() {
     let args = [
-        "disruptor-vs-lbq", "--messages", "20000", "--producers", "1", "--runs", "1",
-        "--warmup", "0", "--variants", "crossbeam,fault-hang", "--timeout", "60",
-        "--rounds", "3", "--heap", "off", "--trace", "off",
+        "disruptor-vs-lbq",
+        "--messages",
+        "20000",
+        "--producers",
+        "1",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--variants",
+        "crossbeam,fault-hang",
+        "--timeout",
+        "60",
+        "--rounds",
+        "3",
+        "--heap",
+        "off",
+        "--trace",
+        "off",
     ];
     for ignored in [false, true] {
         let name = if ignored { "sigint-ignored" } else { "sigint" };
@@ -436,7 +463,15 @@ fn a_filesystem_that_fills_up_loses_no_table_and_leaves_no_truncated_file() {
          `sudo cargo test -p lab --test cli`"
     );
     let o = lab()
-        .args(["disruptor-vs-lbq", "--messages", "200000", "--producers", "1", "--variants", "locked"])
+        .args([
+            "disruptor-vs-lbq",
+            "--messages",
+            "200000",
+            "--producers",
+            "1",
+            "--variants",
+            "locked",
+        ])
         .args(["--runs", "1", "--warmup", "0", "--rounds", "1", "--heap", "off", "--trace", "full"])
         // Every message traced: the trace pass alone writes far more than the 512 KiB.
         .args(["--sample-every", "1"])
@@ -451,12 +486,20 @@ fn a_filesystem_that_fills_up_loses_no_table_and_leaves_no_truncated_file() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     let results = dir.join("results.json");
-    let parsed = std::fs::read_to_string(&results).map(|t| serde_json::from_str::<Value>(&t).is_ok());
+    let parsed =
+        std::fs::read_to_string(&results).map(|t| serde_json::from_str::<Value>(&t).is_ok());
     let _ = Command::new("umount").arg(&dir).status();
     assert_eq!(o.status.code(), Some(1), "a failed write is exit 1: {stdout} {stderr}");
     assert!(stdout.contains("QPS") && stdout.contains("locked"), "tables first: {stdout}");
-    assert!(stderr.contains("cannot write") && stderr.contains(".json") || stderr.contains("report."), "{stderr}");
-    assert_eq!(stderr.trim().lines().last().map(|l| l.starts_with("lab: cannot write")), Some(true), "{stderr}");
+    assert!(
+        stderr.contains("cannot write") && stderr.contains(".json") || stderr.contains("report."),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.trim().lines().last().map(|l| l.starts_with("lab: cannot write")),
+        Some(true),
+        "{stderr}"
+    );
     assert!(!matches!(parsed, Ok(false)), "a truncated results.json was left: {listing:?}");
     assert!(!listing.iter().any(|f| f.ends_with(".tmp")), "temporary files left: {listing:?}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -466,7 +509,16 @@ fn small_run(name: &str, rounds: &str) -> PathBuf {
     let out = tmp(name);
     let o = lab()
         .args(["disruptor-vs-lbq", "--messages", "10000", "--producers", "1", "--runs", "1"])
-        .args(["--warmup", "0", "--variants", "locked,crossbeam", "--heap", "off", "--trace", "off"])
+        .args([
+            "--warmup",
+            "0",
+            "--variants",
+            "locked,crossbeam",
+            "--heap",
+            "off",
+            "--trace",
+            "off",
+        ])
         .args(["--rounds", rounds])
         .arg("--out")
         .arg(&out)
@@ -505,10 +557,16 @@ fn compare_judges_changes_against_both_intervals_and_refuses_bad_files() {
     let mut old = read_json(&f);
     old.as_object_mut().unwrap().remove("schema_version");
     std::fs::write(out.join("old.json"), old.to_string()).unwrap();
-    expect_usage_error(&["compare", f.to_str().unwrap(), out.join("old.json").to_str().unwrap()], "before results.json had a schema_version");
+    expect_usage_error(
+        &["compare", f.to_str().unwrap(), out.join("old.json").to_str().unwrap()],
+        "before results.json had a schema_version",
+    );
     old["schema_version"] = serde_json::json!(99);
     std::fs::write(out.join("v99.json"), old.to_string()).unwrap();
-    expect_usage_error(&["compare", f.to_str().unwrap(), out.join("v99.json").to_str().unwrap()], "schema_version 99; this lab reads version 2");
+    expect_usage_error(
+        &["compare", f.to_str().unwrap(), out.join("v99.json").to_str().unwrap()],
+        "schema_version 99; this lab reads version 2",
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -531,11 +589,84 @@ fn each_experiment_help_shows_its_own_options_and_the_shared_ones() {
         let o = lab().args(args).output().unwrap();
         let (stdout, _) = text(&o);
         assert_eq!(o.status.code(), Some(0));
-        for w in ["--ring-size", "--producers", "--rounds", "--runs", "--warmup", "--trace", "--heap", "--out", "[default: 1Mi]", "[possible values: flight, full, off]"] {
+        for w in [
+            "--ring-size",
+            "--producers",
+            "--rounds",
+            "--runs",
+            "--warmup",
+            "--trace",
+            "--heap",
+            "--out",
+            "[default: 1Mi]",
+            "[possible values: flight, full, off]",
+        ] {
             assert!(stdout.contains(w), "{args:?} lacks {w}: {stdout}");
         }
         assert!(!stdout.contains("--elements"), "another experiment's option: {stdout}");
     }
+}
+
+#[test]
+fn the_jvm_originals_run_as_forks_check_themselves_and_a_planted_loss_is_invalid() {
+    let out = tmp("jvm");
+    let o = lab()
+        .env("LAB_FAULTS", "1")
+        .args(["disruptor-vs-lbq", "--messages", "20000", "--producers", "1,2", "--runs", "1"])
+        .args([
+            "--warmup",
+            "0",
+            "--rounds",
+            "1",
+            "--jit-warmup",
+            "1",
+            "--heap",
+            "off",
+            "--trace",
+            "off",
+        ])
+        .args(["--variants", "locked,ring,jvm-lbq,jvm-disruptor,fault-jvm-lbq"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(
+        !stderr.contains("cannot run here"),
+        "the JVM rows need a JDK and the Disruptor jar (bash scripts/setup-test-deps.sh): {stderr}"
+    );
+    assert_eq!(o.status.code(), Some(1), "the planted loss fails the run: {stdout} {stderr}");
+    let r = read_json(&out.join("results.json"));
+    let rows = r["results"].as_array().unwrap();
+    for v in ["jvm-lbq", "jvm-disruptor"] {
+        for p in [1, 2] {
+            let row = rows.iter().find(|x| x["variant"] == v && x["producers"] == p).unwrap();
+            assert_eq!(row["status"], "OK", "{v} P={p}: {row}");
+            assert!(row["qps"].as_f64().is_some_and(|q| q > 0.0), "{v} P={p}");
+            let j = &row["jvm"];
+            assert!(j["jvm"]["version"].as_str().is_some(), "{v}: the JVM's version: {j}");
+            assert!(j["allocated_bytes_per_message"].as_f64().is_some(), "{v}: {j}");
+            if v == "jvm-disruptor" {
+                let want = if p == 1 { "single" } else { "multi" };
+                assert_eq!(j["producer_type"], want, "P={p}: like for like with the Rust ring");
+            }
+        }
+    }
+    let d = rows.iter().find(|x| x["variant"] == "jvm-disruptor").unwrap();
+    assert_eq!(d["jvm"]["wait"], "lite-blocking", "Rust blocking pairs with LiteBlocking");
+    let bad = rows.iter().find(|x| x["variant"] == "fault-jvm-lbq").unwrap();
+    assert_eq!(bad["status"], "INVALID", "{bad}");
+    assert!(bad["error"].as_str().unwrap().contains("received 19999 of 20000"), "{bad}");
+    let pairs: Vec<(String, String)> = r["ratios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["variant"].as_str().unwrap().into(), x["baseline"].as_str().unwrap().into()))
+        .collect();
+    assert!(pairs.contains(&("locked".into(), "jvm-lbq".into())), "{pairs:?}");
+    assert!(pairs.contains(&("ring".into(), "jvm-disruptor".into())), "{pairs:?}");
+    assert!(stdout.contains("JVM rows: bytes allocated per message"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]

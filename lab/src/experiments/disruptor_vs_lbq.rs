@@ -5,12 +5,14 @@
 //! latency of sampled messages, CPU per thread, context switches, a heap profile and a
 //! trace per cell.
 
-use crate::experiment::{size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode};
+use crate::experiment::{
+    size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
+};
 use crate::harness::{self, CellOutput, CellSpec, Latency, PAYLOADS};
 use crate::parse::{parse_list, parse_producers};
 use crate::protocol::Ctx;
 use crate::report::{fmt_num, group};
-use crate::results::{Chart, FileLink, Ratio, Results, Row, Status, Table};
+use crate::results::{Chart, FileLink, Results, Row, Status, Table};
 use crate::runner::{CellRecord, Finished};
 use crate::variants::{self, WAITS};
 use clap::Args;
@@ -88,6 +90,21 @@ pub struct DvlArgs {
     /// Most messages the consumer takes per recv_batch (1: recv one at a time).
     #[arg(long, value_parser = size, default_value = "1024")]
     pub batch: u64,
+    /// JVM flags of the jvm-* rows.
+    #[arg(long, default_value = crate::jvm::DEFAULT_FLAGS, allow_hyphen_values = true)]
+    pub jvm_flags: String,
+    /// The jvm-disruptor's wait strategy: `matching` pairs each Rust strategy with its JVM
+    /// counterpart (blocking → lite-blocking), or blocking, lite-blocking, sleeping,
+    /// yielding, busy-spin.
+    #[arg(long, default_value = "matching", value_parser = ["matching", "blocking", "lite-blocking", "sleeping", "yielding", "busy-spin"])]
+    pub jvm_wait: String,
+    /// JIT warm-up passes (min(messages, 1M) each) in every JVM fork before its runs.
+    #[arg(long, value_parser = size, default_value = "2")]
+    pub jit_warmup: u64,
+}
+
+fn is_jvm(variant: &str) -> bool {
+    variant.contains("jvm-")
 }
 
 impl Outcome for CellOutput {
@@ -118,8 +135,16 @@ fn chosen_variants(a: &DvlArgs, notes: &mut Vec<String>) -> Result<Vec<String>, 
         return Err("--variants: no variant given".into());
     }
     let mut chosen = Vec::new();
+    let jvm_missing = crate::jvm::unavailable();
     for name in &requested {
         let info = variants::find(name).ok_or_else(|| variants::unknown_variant(name))?;
+        if let (true, Some(why)) = (is_jvm(name), &jvm_missing) {
+            if a.variants.as_deref() != Some("all") {
+                return Err(format!("variant '{name}' cannot run here: {why}"));
+            }
+            notes.push(format!("'{name}' was left out of `all`: {why}."));
+            continue;
+        }
         if let Some(why) = info.unavailable {
             if explicit {
                 return Err(format!("variant '{name}' is unavailable in this build: {why}"));
@@ -152,7 +177,8 @@ fn waits(a: &DvlArgs) -> Result<Vec<String>, String> {
 }
 
 fn spread_note(messages: u64, producers: &[usize]) -> Option<String> {
-    let uneven: Vec<usize> = producers.iter().copied().filter(|p| messages % *p as u64 != 0).collect();
+    let uneven: Vec<usize> =
+        producers.iter().copied().filter(|p| messages % *p as u64 != 0).collect();
     (!uneven.is_empty()).then(|| {
         let parts: Vec<String> = uneven
             .iter()
@@ -209,6 +235,11 @@ impl Experiment for DisruptorVsLbq {
         }
         let waits = waits(a)?;
         let chosen = chosen_variants(a, &mut notes)?;
+        let classes = if chosen.iter().any(|v| is_jvm(v)) {
+            Some(crate::jvm::build()?.display().to_string())
+        } else {
+            None
+        };
         let mut cells = Vec::new();
         let mut first_ring = true;
         for &p in &a.producers.0 {
@@ -241,6 +272,21 @@ impl Experiment for DisruptorVsLbq {
                         sampling_ab_pairs: pairs,
                         heap_messages,
                         trace_messages,
+                        jvm: classes.as_ref().filter(|_| is_jvm(v)).map(|c| {
+                            crate::jvm::JvmSettings {
+                                classes: c.clone(),
+                                flags: a.jvm_flags.clone(),
+                                wait: match a.jvm_wait.as_str() {
+                                    "matching" => crate::jvm::matching_wait(
+                                        w.as_deref().unwrap_or("blocking"),
+                                    )
+                                    .to_string(),
+                                    other => other.to_string(),
+                                },
+                                jit_warmup: a.jit_warmup,
+                                drop_one: v == "fault-jvm-lbq",
+                            }
+                        }),
                     };
                     let mut c = CellPlan::new(spec, label, format!("P={p}"))
                         .key("variant", v.as_str())
@@ -250,6 +296,10 @@ impl Experiment for DisruptorVsLbq {
                     }
                     c.file_stem = format!("{}-p{p}", c.file_stem);
                     c.threads = p + 1;
+                    // The JVM's own instruments stand for the heap pass; no Rust recorder
+                    // can listen to it.
+                    c.heap &= !is_jvm(v);
+                    c.trace &= !is_jvm(v);
                     cells.push(c);
                 }
             }
@@ -260,15 +310,29 @@ impl Experiment for DisruptorVsLbq {
             Some(b) => {
                 let mut valid: Vec<&str> = labels.clone();
                 valid.dedup();
-                return Err(format!("--baseline '{b}' is not a row of this run; valid: {}", valid.join(", ")));
+                return Err(format!(
+                    "--baseline '{b}' is not a row of this run; valid: {}",
+                    valid.join(", ")
+                ));
             }
             None if labels.contains(&"locked") => "locked".into(),
             None => labels[0].to_string(),
         };
         notes.extend(spread_note(a.messages, &a.producers.0));
+        // Each port against its JVM original, label by label (ring[w] ↔ jvm-disruptor[w]).
+        let mut pairs = Vec::new();
+        for (port, orig) in [("locked", "jvm-lbq"), ("ring", "jvm-disruptor")] {
+            for l in labels.iter().filter(|l| l.split('[').next() == Some(port)) {
+                let o = l.replacen(port, orig, 1);
+                if labels.contains(&o.as_str()) && !pairs.contains(&(l.to_string(), o.clone())) {
+                    pairs.push((l.to_string(), o));
+                }
+            }
+        }
         Ok(Plan {
             cells,
             baseline: Some(baseline.clone()),
+            pairs,
             config: json!({"variants": chosen, "waits": waits, "heap_messages": heap_messages,
                            "trace_messages": trace_messages, "baseline": baseline}),
             input_size: a.messages,
@@ -277,6 +341,9 @@ impl Experiment for DisruptorVsLbq {
     }
 
     fn run_cell(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
+        if cell.jvm.is_some() {
+            return crate::jvm::run(cell, ctx);
+        }
         harness::run_spec(cell, ctx)
     }
 
@@ -285,18 +352,23 @@ impl Experiment for DisruptorVsLbq {
         for (row, rec) in out.results.iter_mut().zip(&run.cells) {
             fill_row(row, rec, cores, &run.dir);
         }
-        let baseline = out.config["plan"]["baseline"].as_str().map(str::to_string);
-        out.tables = headline_tables(out, baseline.as_deref());
+        out.tables = headline_tables(out);
         out.tables.push(forks_table(out));
         out.tables.push(latency_table(out, a.sample_every));
         out.tables.push(cpu_table(out));
         out.tables.extend(heap_table(out));
+        out.tables.extend(jvm_table(out));
         out.tables.extend(failure_table(out));
         out.charts = charts(out);
         for row in &out.results {
-            for (k, what) in [("trace", "Chrome trace (Perfetto)"), ("heap_file", "dhat heap profile (dh_view)")] {
+            for (k, what) in
+                [("trace", "Chrome trace (Perfetto)"), ("heap_file", "dhat heap profile (dh_view)")]
+            {
                 if let Some(f) = row.detail.get(k).and_then(Value::as_str) {
-                    out.files.push(FileLink { file: f.to_string(), what: format!("{what}: {} {}", row.label, row.group) });
+                    out.files.push(FileLink {
+                        file: f.to_string(),
+                        what: format!("{what}: {} {}", row.label, row.group),
+                    });
                 }
             }
         }
@@ -311,6 +383,29 @@ impl Experiment for DisruptorVsLbq {
             }
         }
         out.method.extend(method_lines(a, out));
+        if let Some(j) = out.results.iter().find_map(|x| x.detail.get("jvm")) {
+            let jvm = &j["jvm"];
+            out.environment.notes.push(format!(
+                "JVM rows: {} {} (java {}), flags {}; Disruptor {}",
+                jvm["vm_name"].as_str().unwrap_or("?"),
+                jvm["vm_version"].as_str().unwrap_or("?"),
+                jvm["version"].as_str().unwrap_or("?"),
+                jvm["flags"],
+                j["disruptor_version"].as_str().unwrap_or("–")
+            ));
+            out.method.push(format!(
+                "JVM originals (tools/jvm/Bus.java) run as forks like the Rust rows: a new \
+                 LinkedBlockingQueue or Disruptor per run, {} JIT warm-up pass(es) of \
+                 min(messages, 1M) before the warm-up runs, the same messages, split and \
+                 checksum as the Rust harness. Pairs compared: locked ↔ jvm-lbq (both {}), \
+                 ring ↔ jvm-disruptor with ProducerType.SINGLE at P=1 (the Rust ring's \
+                 single-producer sequencer) and MULTI above, Rust {} ↔ JVM {}.",
+                a.jit_warmup,
+                a.capacity.map_or("unbounded".to_string(), |c| format!("bounded at {c}")),
+                a.wait,
+                j["wait"].as_str().unwrap_or("?"),
+            ));
+        }
         out.method.extend(sampling_lines(run, a.sample_every));
     }
 }
@@ -374,7 +469,8 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 }
 
 fn cpu_of(outs: &[&CellOutput], cores: usize) -> Option<Cpu> {
-    let runs: Vec<&harness::RunResult> = outs.iter().flat_map(|o| o.runs.iter()).filter(|r| r.valid).collect();
+    let runs: Vec<&harness::RunResult> =
+        outs.iter().flat_map(|o| o.runs.iter()).filter(|r| r.valid).collect();
     let first = runs.first()?;
     let threads = first
         .threads
@@ -402,7 +498,9 @@ fn latency_of(outs: &[&CellOutput]) -> Option<Latency> {
     if ls.is_empty() {
         return None;
     }
-    let med = |f: fn(&Latency) -> f64| crate::stats::median(&ls.iter().map(|l| f(l)).collect::<Vec<_>>()).unwrap_or(0.0);
+    let med = |f: fn(&Latency) -> f64| {
+        crate::stats::median(&ls.iter().map(|l| f(l)).collect::<Vec<_>>()).unwrap_or(0.0)
+    };
     Some(Latency {
         count: ls.iter().map(|l| l.count).sum(),
         p50: med(|l| l.p50 as f64) as u64,
@@ -428,7 +526,9 @@ fn fill_row(row: &mut Row, rec: &CellRecord<DisruptorVsLbq>, cores: usize, dir: 
     let min = valid_ms.iter().copied().reduce(f64::min);
     let max = valid_ms.iter().copied().reduce(f64::max);
     let qps = row.score.filter(|m| *m > 0.0).map(|m| spec.messages as f64 / (m / 1e3));
-    let sample_cost = crate::stats::median(&outs.iter().map(|o| o.sample_cost_ns).filter(|c| *c > 0.0).collect::<Vec<_>>());
+    let sample_cost = crate::stats::median(
+        &outs.iter().map(|o| o.sample_cost_ns).filter(|c| *c > 0.0).collect::<Vec<_>>(),
+    );
     let est = match (row.score, sample_cost) {
         (Some(m), Some(c)) if spec.sample_every > 0 && m > 0.0 => {
             Some(c / spec.sample_every as f64 / (m * 1e6 / spec.messages as f64) * 100.0)
@@ -452,7 +552,8 @@ fn fill_row(row: &mut Row, rec: &CellRecord<DisruptorVsLbq>, cores: usize, dir: 
     d.insert("cpu".into(), json!(cpu_of(&outs, cores)));
     d.insert("sample_cost_ns".into(), json!(sample_cost));
     d.insert("sampling_overhead_est_pct".into(), json!(est));
-    let trace = rec.trace.as_ref().filter(|t| t.result.is_ok() && t.file_written).map(|t| t.file.clone());
+    let trace =
+        rec.trace.as_ref().filter(|t| t.result.is_ok() && t.file_written).map(|t| t.file.clone());
     d.insert("trace".into(), json!(trace));
     let heap = rec.heap.as_ref().and_then(|h| {
         let (Ok(o), Some(t), true) = (&h.result, h.heap, h.file_written) else { return None };
@@ -472,6 +573,53 @@ fn fill_row(row: &mut Row, rec: &CellRecord<DisruptorVsLbq>, cores: usize, dir: 
     });
     d.insert("heap_file".into(), json!(heap.as_ref().map(|h| h.file.clone())));
     d.insert("heap".into(), json!(heap));
+    if let Some(first) = outs.iter().find_map(|o| o.jvm.as_ref()) {
+        let all = |f: fn(&crate::jvm::JvmReport) -> Vec<f64>| -> Vec<f64> {
+            outs.iter().filter_map(|o| o.jvm.as_ref()).flat_map(f).collect()
+        };
+        let med = |v: Vec<f64>| crate::stats::median(&v);
+        d.insert(
+            "jvm".into(),
+            json!({
+                "jvm": first.jvm,
+                "disruptor_version": first.disruptor_version,
+                "producer_type": first.producer_type,
+                "wait": first.wait,
+                "jit_warmup_passes": first.jit_warmup_passes,
+                "allocated_bytes_per_message": med(all(|j| j.allocated_bytes_per_message.clone())),
+                "gc_ms_per_run": med(all(|j| j.gc_ms.clone())),
+                "gc_count_per_run": med(all(|j| j.gc_count.iter().map(|c| *c as f64).collect())),
+            }),
+        );
+    }
+}
+
+/// The JVM rows' own evidence: allocation per message and GC, from the JVM's instruments.
+fn jvm_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "JVM rows: bytes allocated per message (ThreadMXBean) and GC per run (GC beans), medians over runs",
+        &["variant", "P", "producer type", "wait strategy", "bytes/msg", "GCs/run", "GC ms/run", "JIT passes"],
+    );
+    for x in &r.results {
+        let Some(j) = x.detail.get("jvm") else { continue };
+        let f = |k: &str, d: usize| j[k].as_f64().map_or("–".into(), |v| format!("{v:.d$}"));
+        t.rows.push(vec![
+            x.label.clone(),
+            x.key_u64("producers").map_or("–".into(), |p| p.to_string()),
+            j["producer_type"].as_str().unwrap_or("–").to_uppercase(),
+            j["wait"].as_str().unwrap_or("–").to_string(),
+            f("allocated_bytes_per_message", 1),
+            f("gc_count_per_run", 1),
+            f("gc_ms_per_run", 1),
+            j["jit_warmup_passes"].to_string(),
+        ]);
+    }
+    t.note = Some(
+        "As seed 000 asks of JVM memory: bytes allocated as the JVM counts them, and GC \
+         time, not totalMemory. The Rust rows' heap evidence is dhat's (the Heap table)."
+            .into(),
+    );
+    (!t.rows.is_empty()).then_some(t)
 }
 
 fn axes(r: &Results) -> (Vec<String>, Vec<u64>) {
@@ -514,30 +662,28 @@ fn cell_text(row: Option<&Row>, f: impl Fn(&Row, f64) -> String) -> String {
     }
 }
 
-fn ratio_for<'a>(r: &'a Results, label: &str, p: u64) -> Option<&'a Ratio> {
-    r.ratios.iter().find(|x| x.variant == label && x.producers == Some(p))
-}
-
-/// The seed's two headline tables, with the paired ratios.
-fn headline_tables(r: &Results, baseline: Option<&str>) -> Vec<Table> {
+/// The seed's two headline tables, with a column per paired ratio (every row against the
+/// baseline, and each port against its JVM original).
+fn headline_tables(r: &Results) -> Vec<Table> {
     let (labels, ps) = axes(r);
-    let others: Vec<&String> = match baseline {
-        Some(b) => labels.iter().filter(|l| l.as_str() != b).collect(),
-        None => Vec::new(),
-    };
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for x in &r.ratios {
+        let p = (x.variant.clone(), x.baseline.clone());
+        if !pairs.contains(&p) {
+            pairs.push(p);
+        }
+    }
     let mut tables = Vec::new();
     for is_qps in [true, false] {
         let mut header = vec!["P".to_string()];
         header.extend(labels.iter().cloned());
-        if let Some(b) = baseline {
-            header.extend(others.iter().map(|o| {
-                if is_qps {
-                    format!("{o}/{b} QPS [interval]")
-                } else {
-                    format!("{o}/{b} duration")
-                }
-            }));
-        }
+        header.extend(pairs.iter().map(|(o, b)| {
+            if is_qps {
+                format!("{o}/{b} QPS [interval]")
+            } else {
+                format!("{o}/{b} duration")
+            }
+        }));
         let rows = ps
             .iter()
             .map(|&p| {
@@ -551,8 +697,12 @@ fn headline_tables(r: &Results, baseline: Option<&str>) -> Vec<Table> {
                         }
                     }));
                 }
-                for o in &others {
-                    row.push(match ratio_for(r, o, p) {
+                for (o, b) in &pairs {
+                    let x = r
+                        .ratios
+                        .iter()
+                        .find(|x| &x.variant == o && &x.baseline == b && x.producers == Some(p));
+                    row.push(match x {
                         Some(x) if is_qps => x.text(),
                         Some(x) => x.median.map_or("–".into(), |m| format!("{:.1}%", 100.0 / m)),
                         None => "–".into(),
@@ -586,13 +736,28 @@ fn headline_tables(r: &Results, baseline: Option<&str>) -> Vec<Table> {
 fn forks_table(r: &Results) -> Table {
     let mut t = Table::new(
         "Forks: scores (ms per run) over rounds, interval of the median, what disturbed them",
-        &["variant", "P", "status", "valid forks", "min", "median", "max", "interval", "modes", "steal max", "load avg", "threads > cores"],
+        &[
+            "variant",
+            "P",
+            "status",
+            "valid forks",
+            "min",
+            "median",
+            "max",
+            "interval",
+            "modes",
+            "steal max",
+            "load avg",
+            "threads > cores",
+        ],
     );
     for x in &r.results {
         let s = x.fork_scores();
         let f = |v: Option<f64>| v.map_or("–".into(), fmt_num);
         let steal = x.forks.iter().filter_map(|f| f.disturbance.steal_pct).reduce(f64::max);
-        let load = crate::stats::median(&x.forks.iter().filter_map(|f| f.disturbance.load_avg).collect::<Vec<_>>());
+        let load = crate::stats::median(
+            &x.forks.iter().filter_map(|f| f.disturbance.load_avg).collect::<Vec<_>>(),
+        );
         t.rows.push(vec![
             x.label.clone(),
             x.key_u64("producers").map_or("–".into(), |p| p.to_string()),
@@ -607,7 +772,11 @@ fn forks_table(r: &Results) -> Table {
             }),
             steal.map_or("–".into(), |s| format!("{s:.1}%")),
             load.map_or("–".into(), |l| format!("{l:.2}")),
-            if x.forks.iter().any(|f| f.disturbance.oversubscribed) { "yes".into() } else { "no".into() },
+            if x.forks.iter().any(|f| f.disturbance.oversubscribed) {
+                "yes".into()
+            } else {
+                "no".into()
+            },
         ]);
     }
     t.note = Some(
@@ -636,8 +805,20 @@ fn latency_table(r: &Results, every: u64) -> Table {
     for x in &r.results {
         let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
         t.rows.push(match x.detail::<Latency>("latency_ns") {
-            Some(l) => vec![x.label.clone(), p, l.count.to_string(), fmt_us(l.p50), fmt_us(l.p90), fmt_us(l.p99), fmt_us(l.p999), fmt_us(l.max)],
-            None => [x.label.clone(), p, x.status.word().into()].into_iter().chain(std::iter::repeat_n("–".to_string(), 5)).collect(),
+            Some(l) => vec![
+                x.label.clone(),
+                p,
+                l.count.to_string(),
+                fmt_us(l.p50),
+                fmt_us(l.p90),
+                fmt_us(l.p99),
+                fmt_us(l.p999),
+                fmt_us(l.max),
+            ],
+            None => [x.label.clone(), p, x.status.word().into()]
+                .into_iter()
+                .chain(std::iter::repeat_n("–".to_string(), 5))
+                .collect(),
         });
     }
     t.note = Some(format!(
@@ -650,13 +831,28 @@ fn latency_table(r: &Results, every: u64) -> Table {
 fn cpu_table(r: &Results) -> Table {
     let mut t = Table::new(
         "CPU: process use, CPU time per thread (ms), context switches (means per run)",
-        &["variant", "P", "process CPU", "of machine", "producer-0 / producer-1 / …", "consumer", "consumer sys", "voluntary cs", "involuntary cs"],
+        &[
+            "variant",
+            "P",
+            "process CPU",
+            "of machine",
+            "producer-0 / producer-1 / …",
+            "consumer",
+            "consumer sys",
+            "voluntary cs",
+            "involuntary cs",
+        ],
     );
     for x in &r.results {
         let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
         t.rows.push(match x.detail::<Cpu>("cpu") {
             Some(c) => {
-                let prod: Vec<String> = c.threads.iter().filter(|t| t.name.starts_with("producer")).map(|t| format!("{:.0}", t.cpu_ms)).collect();
+                let prod: Vec<String> = c
+                    .threads
+                    .iter()
+                    .filter(|t| t.name.starts_with("producer"))
+                    .map(|t| format!("{:.0}", t.cpu_ms))
+                    .collect();
                 let cons = c.threads.iter().find(|t| t.name == "consumer");
                 vec![
                     x.label.clone(),
@@ -670,7 +866,10 @@ fn cpu_table(r: &Results) -> Table {
                     format!("{:.0}", c.threads.iter().map(|t| t.involuntary_cs).sum::<f64>()),
                 ]
             }
-            None => [x.label.clone(), p, x.status.word().into()].into_iter().chain(std::iter::repeat_n("–".to_string(), 6)).collect(),
+            None => [x.label.clone(), p, x.status.word().into()]
+                .into_iter()
+                .chain(std::iter::repeat_n("–".to_string(), 6))
+                .collect(),
         });
     }
     t.note = Some(
@@ -685,7 +884,17 @@ fn cpu_table(r: &Results) -> Table {
 fn heap_table(r: &Results) -> Option<Table> {
     let mut t = Table::new(
         "Heap (dhat, a separate untimed run per cell)",
-        &["variant", "P", "messages", "allocations", "bytes allocated", "peak live bytes", "allocations/msg", "bytes/msg", "check"],
+        &[
+            "variant",
+            "P",
+            "messages",
+            "allocations",
+            "bytes allocated",
+            "peak live bytes",
+            "allocations/msg",
+            "bytes/msg",
+            "check",
+        ],
     );
     for x in &r.results {
         if let Some(h) = x.detail::<Heap>("heap") {
@@ -711,7 +920,10 @@ fn heap_table(r: &Results) -> Option<Table> {
 }
 
 fn failure_table(r: &Results) -> Option<Table> {
-    let mut t = Table::new("Failures (left out of every statistic)", &["variant", "P", "status", "what", "stderr (tail)"]);
+    let mut t = Table::new(
+        "Failures (left out of every statistic)",
+        &["variant", "P", "status", "what", "stderr (tail)"],
+    );
     for x in r.results.iter().filter(|x| x.status != Status::Ok) {
         t.rows.push(vec![
             x.label.clone(),
@@ -742,20 +954,36 @@ fn charts(r: &Results) -> Vec<Chart> {
         .collect();
     let mut lat = Vec::new();
     for l in &labels {
-        for (name, f) in [("p50", (|x: &Latency| x.p50) as fn(&Latency) -> u64), ("p99", |x| x.p99)] {
+        for (name, f) in [("p50", (|x: &Latency| x.p50) as fn(&Latency) -> u64), ("p99", |x| x.p99)]
+        {
             let pts = r
                 .results
                 .iter()
                 .filter(|x| &x.label == l)
                 .filter(ok)
-                .filter_map(|x| Some((x.key_u64("producers")? as f64, f(&x.detail::<Latency>("latency_ns")?) as f64 / 1e3)))
+                .filter_map(|x| {
+                    Some((
+                        x.key_u64("producers")? as f64,
+                        f(&x.detail::<Latency>("latency_ns")?) as f64 / 1e3,
+                    ))
+                })
                 .collect();
             lat.push((format!("{l} {name}"), pts));
         }
     }
     vec![
-        Chart { title: "Throughput against producers".into(), x_label: "producers (P)".into(), y_label: "messages/s".into(), series: qps },
-        Chart { title: "Latency of sampled messages (log scale)".into(), x_label: "producers (P)".into(), y_label: "µs".into(), series: lat },
+        Chart {
+            title: "Throughput against producers".into(),
+            x_label: "producers (P)".into(),
+            y_label: "messages/s".into(),
+            series: qps,
+        },
+        Chart {
+            title: "Latency of sampled messages (log scale)".into(),
+            x_label: "producers (P)".into(),
+            y_label: "µs".into(),
+            series: lat,
+        },
     ]
 }
 
@@ -794,13 +1022,16 @@ fn sampling_lines(run: &Finished<DisruptorVsLbq>, every: u64) -> Vec<String> {
     if every == 0 {
         return vec!["Latency sampling was off.".into()];
     }
-    let Some(rec) = run.cells.iter().find(|c| c.plan.cell.sampling_ab_pairs > 0) else { return Vec::new() };
+    let Some(rec) = run.cells.iter().find(|c| c.plan.cell.sampling_ab_pairs > 0) else {
+        return Vec::new();
+    };
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for o in rec.outcomes() {
         a.extend(o.ab_sampled_ms.iter().copied());
         b.extend(o.ab_unsampled_ms.iter().copied());
     }
-    let pairs: Vec<f64> = a.iter().zip(&b).filter(|(_, y)| **y > 0.0).map(|(x, y)| (x / y - 1.0) * 100.0).collect();
+    let pairs: Vec<f64> =
+        a.iter().zip(&b).filter(|(_, y)| **y > 0.0).map(|(x, y)| (x / y - 1.0) * 100.0).collect();
     let m = crate::stats::median(&pairs);
     let ci = crate::stats::median_ci(&pairs);
     vec![format!(

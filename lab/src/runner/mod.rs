@@ -208,9 +208,15 @@ fn fork<E: Experiment>(
     match end {
         ChildEnd::Interrupted => Err(()),
         ChildEnd::Done { outcome, .. } => match serde_json::from_value::<E::Outcome>(outcome) {
-            Ok(o) => Ok(ForkRecord { fork: fork_of(&o, base), outcome: Some(o), stderr_tail: None }),
+            Ok(o) => {
+                Ok(ForkRecord { fork: fork_of(&o, base), outcome: Some(o), stderr_tail: None })
+            }
             Err(e) => Ok(ForkRecord {
-                fork: Fork { status: Status::Error, error: Some(format!("unreadable outcome: {e}")), ..base },
+                fork: Fork {
+                    status: Status::Error,
+                    error: Some(format!("unreadable outcome: {e}")),
+                    ..base
+                },
                 outcome: None,
                 stderr_tail: None,
             }),
@@ -296,7 +302,8 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
         );
     }
     if !interrupted && !passes.is_empty() {
-        interrupted = run_passes::<E>(&mut cells, &passes, shared, dir, &exe, heap_bin.as_deref(), &progress);
+        interrupted =
+            run_passes::<E>(&mut cells, &passes, shared, dir, &exe, heap_bin.as_deref(), &progress);
     }
     progress.bar.finish_and_clear();
     Finished {

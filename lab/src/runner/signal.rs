@@ -33,7 +33,9 @@ pub fn install() {
                         eprintln!("lab: interrupted twice; exiting now");
                         std::process::exit(130);
                     }
-                    eprintln!("lab: interrupted; stopping and writing what finished (again to quit now)");
+                    eprintln!(
+                        "lab: interrupted; stopping and writing what finished (again to quit now)"
+                    );
                 }
             })
             .expect("spawn the signal thread");
