@@ -1,135 +1,264 @@
-//! End-to-end tests of seed 000/004's experiments at tiny scale: each runs through the
-//! built `lab` binary, and results.json is parsed and checked (fields, environment record,
-//! rows, linked files exist).
+//! End-to-end tests of seed 000/004's experiments (subscribe-overhead, publish-on-latency,
+//! backpressure-buffer, alloc-pooled-vs-unpooled) at tiny scale: each runs twice through
+//! the built `lab` binary, results.json is parsed and checked (the envelope of every row,
+//! the experiment's details, tables, targets, ratios, linked files), and `lab compare`
+//! compares the two runs.
 
+mod common;
+
+use common::{lab, out_dir, text};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lab-seed000-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+const SUITE: &str = "seed000-experiments";
 
-/// Runs `lab run <exp> <args> --out <tmp>`; returns (results.json, folder, stdout).
-fn run(exp: &str, args: &[&str]) -> (Value, PathBuf, String) {
-    let out = tmp(exp);
-    let o = Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args(["run", exp])
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("lab runs");
-    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
-    let r: Value = serde_json::from_str(&text).expect("results.json parses");
-    check_common(&r, exp, &out);
-    (r, out, stdout)
+/// Runs `lab <exp> <args> --out <dir>`; returns (results.json, folder, stdout).
+fn run(exp: &str, name: &str, args: &[&str]) -> (Value, PathBuf, String) {
+    let dir = out_dir(SUITE, name);
+    let mut all = vec![exp];
+    all.extend_from_slice(args);
+    let d = dir.display().to_string();
+    all.extend(["--out", &d]);
+    let o = lab(&all);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let body = std::fs::read_to_string(dir.join("results.json")).expect("results.json");
+    let r: Value = serde_json::from_str(&body).expect("results.json parses");
+    check_common(&r, exp, &dir);
+    (r, dir, String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 fn check_common(r: &Value, exp: &str, dir: &Path) {
+    assert_eq!(r["schema_version"], 2);
     assert_eq!(r["experiment"], exp);
     assert_eq!(r["status"], "complete");
     for k in ["date", "cpu_model", "cores", "rustc", "build_profile", "git_commit", "os"] {
         assert!(!r["environment"][k].is_null(), "environment.{k} missing");
     }
     assert!(!r["tables"].as_array().unwrap().is_empty());
-    assert!(!r["rows"].as_array().unwrap().is_empty());
     assert!(!r["method"].as_array().unwrap().is_empty());
+    for row in rows(r) {
+        // The envelope every row has.
+        for k in ["label", "key", "group", "status", "valid", "unit", "higher_is_better", "forks"] {
+            assert!(!row[k].is_null(), "row field {k} missing: {row}");
+        }
+        assert_eq!(row["status"], "OK", "{row}");
+        assert_eq!(row["valid"], true);
+        assert!(row["score"].as_f64().is_some(), "{row}");
+    }
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     for f in ["report.md", "report.html"] {
         let body = std::fs::read_to_string(dir.join(f)).expect(f);
         assert!(body.contains(exp), "{f} names the experiment");
     }
     for f in r["files"].as_array().unwrap() {
-        let f = f.as_str().unwrap();
+        let f = f["file"].as_str().unwrap();
         assert!(dir.join(f).is_file(), "linked file {f} exists");
-        let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
         assert!(html.contains(f), "report.html links {f}");
     }
 }
 
 fn rows(r: &Value) -> &Vec<Value> {
-    r["rows"].as_array().unwrap()
+    r["results"].as_array().unwrap()
+}
+
+fn row<'a>(r: &'a Value, label: &str, group: &str) -> &'a Value {
+    rows(r)
+        .iter()
+        .find(|x| x["label"] == label && x["group"] == group)
+        .unwrap_or_else(|| panic!("row {label} {group}"))
+}
+
+/// `lab compare a b`: exit 0, or 1 only when a change lies beyond both intervals; the
+/// comparison table is printed either way.
+fn compare(a: &Path, b: &Path, some_label: &str) {
+    let o = lab(&["compare", &a.display().to_string(), &b.display().to_string()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+    assert!(out.contains("a: score [interval]") && out.contains(some_label), "{}", text(&o));
+    let beyond = out.contains("BETTER (beyond both intervals)")
+        || out.contains("WORSE (beyond both intervals)");
+    assert_eq!(o.status.code() == Some(1), beyond, "{}", text(&o));
+    assert!(out.contains("change(s) beyond both runs' intervals"), "{}", text(&o));
 }
 
 #[test]
-fn subscribe_overhead() {
-    let (r, _, stdout) =
-        run("subscribe-overhead", &["--elements", "2000", "--runs", "2", "--warmup", "0"]);
+fn subscribe_overhead_every_scheduler_twice_and_compared() {
+    let args = [
+        "--elements",
+        "2000",
+        "--rounds",
+        "2",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--scheduler",
+        "all",
+    ];
+    let (r, a, stdout) = run("subscribe-overhead", "subscribe-a", &args);
     let rs = rows(&r);
-    assert_eq!(rs.len(), 4);
-    for row in rs {
-        assert_eq!(row["status"], "ok", "{row}");
-        assert_eq!(row["runs_ns"].as_array().unwrap().len(), 2);
-        assert!(row["ns_per_op"]["median"].as_f64().unwrap() > 0.0);
+    assert_eq!(rs.len(), 6, "three subscribe workloads and publish-on on three schedulers");
+    for x in rs {
+        assert_eq!(x["unit"], "ns/op");
+        assert_eq!(x["forks"].as_array().unwrap().len(), 2);
+        for f in x["forks"].as_array().unwrap() {
+            assert_eq!(f["runs"].as_array().unwrap().len(), 2, "{f}");
+        }
+        assert_eq!(x["runs_ns"].as_array().unwrap().len(), 4);
+        assert!(x["ns_per_op"]["median"].as_f64().unwrap() > 0.0);
     }
-    assert_eq!(rs[0]["unit"], "element");
-    assert_eq!(rs[1]["unit"], "subscription");
-    assert_eq!(rs[0]["expected_result"], 2000 * 2001 / 2);
-    assert_eq!(rs[3]["workload"], "publish-on");
-    assert_eq!(rs[3]["expected_result"], 2000 * 2001 / 2);
-    assert_eq!(r["targets"].as_array().unwrap().len(), 4);
+    assert_eq!(row(&r, "flux-range", "flux-range")["op"], "element");
+    assert_eq!(row(&r, "mono-just", "mono-just")["op"], "subscription");
+    assert_eq!(row(&r, "flux-range", "flux-range")["expected_result"], 2000 * 2001 / 2);
+    for s in ["single", "parallel", "rayon"] {
+        let x = row(&r, &format!("publish-on[{s}]"), "publish-on");
+        assert_eq!(x["scheduler"], s);
+        assert_eq!(x["expected_result"], 2000 * 2001 / 2);
+        assert!(x["ops_per_s"].as_f64().unwrap() > 0.0, "{x}");
+    }
+    // The scheduler rows against the first one given (single), paired within rounds.
+    let ratios = r["ratios"].as_array().unwrap();
+    assert_eq!(ratios.len(), 2, "{ratios:?}");
+    assert!(ratios.iter().all(|q| q["baseline"] == "publish-on[single]" && q["rounds"] == 2));
+    assert_eq!(r["targets"].as_array().unwrap().len(), 6, "one per row");
     assert!(stdout.contains("subscriptions/s") && stdout.contains("elements/s"), "{stdout}");
+    assert!(stdout.contains("publish-on[rayon]"), "{stdout}");
+    let (_, b, _) = run("subscribe-overhead", "subscribe-b", &args);
+    compare(&a, &b, "publish-on[rayon]");
 }
 
 #[test]
-fn publish_on_latency() {
-    let (r, _, _) =
-        run("publish-on-latency", &["--elements", "2000", "--runs", "1", "--warmup", "0"]);
+fn publish_on_latency_with_rayon_twice_and_compared() {
+    let args = [
+        "--elements",
+        "2000",
+        "--rounds",
+        "2",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--scheduler",
+        "parallel,rayon",
+    ];
+    let (r, a, _) = run("publish-on-latency", "latency-a", &args);
     let rs = rows(&r);
-    assert_eq!(rs.len(), 12, "6 variants × 2 modes");
-    for row in rs {
-        assert_eq!(row["status"], "ok", "{row}");
-        let l = &row["latency_ns"];
-        assert_eq!(l["count"], 2000);
+    assert_eq!(rs.len(), 18, "3 reactive variants × 2 schedulers + 3 handoffs, × 2 modes");
+    for x in rs {
+        let l = &x["latency_ns"];
+        assert_eq!(l["count"], 4000, "2 forks × 1 run × 2000: {x}");
         let p = |k: &str| l[k].as_u64().unwrap();
         assert!(p("p50") <= p("p99") && p("p99") <= p("p999") && p("p999") <= p("max"));
         // A range travels to the worker; from_iter and the handoffs always cross threads.
-        let crossed = row["crossed"].as_u64().unwrap();
-        match row["variant"].as_str().unwrap() {
-            "reactive" | "reactive-p1" => assert!(crossed < 2000, "{row}"),
-            _ => assert_eq!(crossed, 2000, "{row}"),
+        let crossed = x["crossed"].as_u64().unwrap();
+        match x["variant"].as_str().unwrap() {
+            "reactive" | "reactive-p1" => assert!(crossed < 4000, "{x}"),
+            _ => assert_eq!(crossed, 4000, "{x}"),
         }
     }
-    assert_eq!(r["targets"].as_array().unwrap().len(), 4);
+    for mode in ["bulk", "one-by-one"] {
+        let x = row(&r, "reactive[rayon]", mode);
+        assert_eq!(x["scheduler"], "rayon");
+        assert!(x["latency_ns"]["p50"].as_u64().unwrap() > 0);
+    }
+    // Every row against the locked queue of its demand mode.
+    let ratios = r["ratios"].as_array().unwrap();
+    assert_eq!(ratios.len(), 16);
+    assert!(ratios.iter().all(|q| q["baseline"] == "locked"));
+    assert_eq!(
+        r["targets"].as_array().unwrap().len(),
+        8,
+        "p50 and p99 of the -p1 rows per scheduler"
+    );
+    let (_, b, _) = run("publish-on-latency", "latency-b", &args);
+    compare(&a, &b, "reactive-iter-p1[rayon]");
 }
 
 #[test]
-fn alloc_pooled_vs_unpooled() {
-    let (r, _, stdout) =
-        run("alloc-pooled-vs-unpooled", &["--elements", "2000", "--runs", "2", "--warmup", "1"]);
+fn alloc_pooled_vs_unpooled_twice_and_compared() {
+    let args = ["--ops", "2000", "--rounds", "2", "--runs", "2", "--warmup", "1"];
+    let (r, a, stdout) = run("alloc-pooled-vs-unpooled", "alloc-a", &args);
     let rs = rows(&r);
     assert_eq!(rs.len(), 12, "6 sizes × 2 modes");
-    for row in rs {
-        assert_eq!(row["status"], "ok", "{row}");
-        assert_eq!(row["ops_per_ms"].as_array().unwrap().len(), 2);
-        assert!(row["summary"]["ci999_half"].as_f64().is_some());
+    for x in rs {
+        assert_eq!(x["unit"], "ops/ms");
+        assert_eq!(x["higher_is_better"], true);
+        assert_eq!(x["ops_per_ms"].as_array().unwrap().len(), 4, "2 forks × 2 iterations");
+        assert!(x["summary"]["ci999_half"].as_f64().is_some());
     }
+    let ratios = r["ratios"].as_array().unwrap();
+    assert_eq!(ratios.len(), 6, "pooled against unpooled per size");
+    assert!(ratios.iter().all(|q| q["variant"] == "pooled" && q["baseline"] == "unpooled"));
     assert!(stdout.contains("ops/ms") && stdout.contains("Error (99.9%)"), "{stdout}");
+    assert!(stdout.contains("pooled/unpooled"), "{stdout}");
+    let (_, b, _) = run("alloc-pooled-vs-unpooled", "alloc-b", &args);
+    compare(&a, &b, "pooled");
 }
 
 #[test]
-fn backpressure_buffer() {
-    let (r, dir, _) = run("backpressure-buffer", &["--elements", "300"]);
+fn alloc_heap_pass_counts_allocations_per_op() {
+    let args = [
+        "--ops", "500", "--sizes", "1024", "--rounds", "1", "--runs", "1", "--warmup", "0",
+        "--heap", "on",
+    ];
+    let (r, _, _) = run("alloc-pooled-vs-unpooled", "alloc-heap", &args);
+    let per_op =
+        |label: &str| row(&r, label, "size=1024")["heap"]["blocks_per_op"].as_f64().unwrap();
+    assert!(per_op("unpooled") >= 1.0, "one allocation per unpooled cycle");
+    assert!(per_op("pooled") < 0.1, "the warm pool reuses its buffer");
+    assert_eq!(r["files"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn backpressure_buffer_twice_and_compared() {
+    let (r, a, _) = run("backpressure-buffer", "bp-a", &["--elements", "300", "--rounds", "1"]);
     let rs = rows(&r);
     let seed: Vec<&Value> = rs.iter().filter(|x| x["kind"] == "seed").collect();
     assert_eq!(seed.len(), 4);
-    assert_eq!(seed[0]["overflows"], 0);
-    assert_eq!(seed[1]["overflows"], 989);
+    let want = [0, 989, 989, 1];
+    for (x, w) in seed.iter().zip(want) {
+        assert_eq!(x["overflows"], w as f64, "{x}");
+        assert_eq!(x["expected_overflows"], w);
+    }
     let grid: Vec<&Value> = rs.iter().filter(|x| x["kind"] == "grid").collect();
     assert_eq!(grid.len(), 12, "3 capacities × 4 rates");
     for g in grid {
-        let sum = g["overflows"].as_u64().unwrap() + g["delivered"].as_u64().unwrap();
-        assert_eq!(sum, 300, "{g}");
+        for run in g["runs"].as_array().unwrap() {
+            let o = &run["outcome"];
+            let sum = o["overflows"].as_u64().unwrap() + o["delivered"].as_u64().unwrap();
+            assert_eq!(sum, 300, "{g}");
+        }
     }
     let files = r["files"].as_array().unwrap();
     assert_eq!(files.len(), 2, "{files:?}");
-    let trace = std::fs::read_to_string(dir.join("publish-on-1.trace.json")).unwrap();
+    let trace = std::fs::read_to_string(a.join("publish-on-1.trace.json")).unwrap();
     assert!(trace.contains("overflow"), "the trace shows overflow instants");
+    assert!(a.join("grid-c10-r2.trace.json").is_file());
+    let (_, b, _) = run(
+        "backpressure-buffer",
+        "bp-b",
+        &["--elements", "300", "--rounds", "1", "--trace", "off"],
+    );
+    compare(&a, &b, "publish-on-1[drop-latest]");
+}
+
+#[test]
+fn compare_of_two_experiments_is_one_line_and_exit_2() {
+    let (_, a, _) = run(
+        "alloc-pooled-vs-unpooled",
+        "cmp-alloc",
+        &["--ops", "100", "--sizes", "0", "--rounds", "1", "--runs", "1", "--warmup", "0"],
+    );
+    let (_, b, _) = run(
+        "subscribe-overhead",
+        "cmp-sub",
+        &["--elements", "100", "--rounds", "1", "--runs", "1", "--warmup", "0"],
+    );
+    let o = lab(&["compare", &a.display().to_string(), &b.display().to_string()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("different experiments"), "{err}");
 }
 
 #[test]
@@ -138,35 +267,57 @@ fn bad_input_is_one_line_and_exit_2() {
         &["run", "subscribe-overhead", "--runs", "0"][..],
         &["run", "backpressure-buffer", "--trace", "full"],
         &["run", "alloc-pooled-vs-unpooled", "--bogus"],
+        &["run", "publish-on-latency", "--scheduler", "fifo"],
+        &["subscribe-overhead", "--scheduler", "single,nope"],
+        &["alloc-pooled-vs-unpooled", "--heap", "maybe"],
         &["run", "no-such-experiment"],
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_lab")).args(args).output().unwrap();
+        let o = lab(args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
-    }
-    let o = Command::new(env!("CARGO_BIN_EXE_lab")).args(["run", "nope"]).output().unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    for name in [
-        "subscribe-overhead",
-        "publish-on-latency",
-        "backpressure-buffer",
-        "heap-growth",
-        "alloc-pooled-vs-unpooled",
-    ] {
-        assert!(err.contains(name), "{err}");
+        if args.contains(&"--scheduler") {
+            assert!(err.contains("valid: single, parallel, rayon, a comma list, or all"), "{err}");
+        }
     }
 }
 
 #[test]
+fn help_shows_each_experiments_own_options_with_defaults() {
+    let help = |exp: &str| {
+        let o = lab(&[exp, "-h"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let h = help("publish-on-latency");
+    assert!(h.contains("--scheduler") && h.contains("[default: parallel]"), "{h}");
+    assert!(
+        h.contains("[possible values: bulk, one-by-one]") && h.contains("reactive-iter-p1"),
+        "{h}"
+    );
+    assert!(!h.contains("--ops") && !h.contains("--capacities"), "{h}");
+    let h = help("subscribe-overhead");
+    assert!(
+        h.contains("--scheduler") && h.contains("[default: single]") && h.contains("rayon"),
+        "{h}"
+    );
+    let h = help("backpressure-buffer");
+    assert!(h.contains("[possible values: flight, off]") && h.contains("--capacities"), "{h}");
+    let h = help("alloc-pooled-vs-unpooled");
+    assert!(
+        h.contains("--sizes") && h.contains("--ops") && h.contains("[possible values: on, off]"),
+        "{h}"
+    );
+}
+
+#[test]
 fn list_shows_every_experiment() {
-    let o = Command::new(env!("CARGO_BIN_EXE_lab")).arg("list").output().unwrap();
+    let o = lab(&["list"]);
     let out = String::from_utf8_lossy(&o.stdout);
     for name in [
         "subscribe-overhead",
         "publish-on-latency",
         "backpressure-buffer",
-        "heap-growth",
         "alloc-pooled-vs-unpooled",
     ] {
         assert!(
@@ -174,38 +325,4 @@ fn list_shows_every_experiment() {
             "{out}"
         );
     }
-}
-
-#[test]
-fn heap_growth() {
-    let (r, dir, _) = run("heap-growth", &["--elements", "2048"]);
-    let rs = rows(&r);
-    assert_eq!(rs.len(), 5);
-    let verdict = |label: &str| {
-        let row = rs.iter().find(|x| x["variant"] == label).expect(label);
-        assert_eq!(row["status"], "ok", "{row}");
-        assert!(row["heap_2n"]["max_bytes"].as_u64().unwrap() > 0);
-        row["verdict"].as_str().unwrap().to_string()
-    };
-    assert_eq!(verdict("naive"), "grows");
-    assert_eq!(verdict("locked (unbounded)"), "grows");
-    assert_eq!(verdict("locked (bounded 1024)"), "flat");
-    assert_eq!(verdict("ring (1024)"), "flat");
-    assert_eq!(verdict("reactive (prefetch 1024)"), "flat");
-    let files: Vec<&str> =
-        r["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
-    assert_eq!(files.iter().filter(|f| f.ends_with(".dhat-heap.json")).count(), 10, "{files:?}");
-    assert_eq!(files.iter().filter(|f| f.ends_with(".trace.json")).count(), 5, "{files:?}");
-    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert!(html.contains("<svg"), "depth chart");
-}
-
-#[test]
-fn heap_growth_refuses_a_size_that_cannot_decide() {
-    let o = Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args(["run", "heap-growth", "--elements", "300"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("too small"));
 }

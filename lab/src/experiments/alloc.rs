@@ -1,173 +1,383 @@
 //! `alloc-pooled-vs-unpooled`: seed 004's `ByteBufAllocatorBenchmark` table, in ops/ms.
 //!
-//! For each size in `buffer_pool::SEED_SIZES` and each mode (pooled: a warm
-//! `buffer_pool::Pool`; unpooled: a zeroed `Vec` from the global allocator), one child
-//! process runs warm-up iterations, then measured iterations of N allocate + touch + free
-//! cycles (`buffer_pool::run_cycles`), each timed with a nanosecond clock. The parent
-//! reports JMH's columns: score (mean ops/ms) ± the 99.9% confidence half-width, min, max,
-//! stdev. Each iteration's checksum is checked against the value it must have.
+//! For each size (default `buffer_pool::SEED_SIZES`) and each mode (pooled: a warm
+//! `buffer_pool::Pool`; unpooled: a zeroed `Vec` from the global allocator), each fork runs
+//! warm-up iterations, then measured iterations of N allocate + touch + free cycles
+//! (`buffer_pool::run_cycles`), each timed with a nanosecond clock. The report prints JMH's
+//! columns — score (mean ops/ms over every measured iteration) ± the 99.9% confidence
+//! half-width, min, max, stdev — beside the median over forks with its interval and the
+//! pooled/unpooled ratio paired within rounds. Each iteration's checksum is checked
+//! against the value it must have; a wrong one makes the row INVALID. The optional heap
+//! pass counts what each mode allocates per op under dhat.
 
-use super::common::{self, f64s, jmh, Opts, XResults, XSpec, XTable};
+use crate::experiment::{
+    size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
+};
+use crate::protocol::Ctx;
+use crate::results::{FileLink, Ratio, Results, Row, Status, Table};
+use crate::runner::{CellRecord, Finished};
 use crate::stats::Summary;
 use buffer_pool::{Pool, SEED_SIZES};
-use serde_json::{json, Value};
+use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use std::time::Instant;
 
-const DEFAULT_OPS: u64 = 100_000;
-const MODES: &[&str] = &["pooled", "unpooled"];
+/// The experiment.
+#[derive(Debug)]
+pub struct AllocPooledVsUnpooled;
 
-pub fn cell(spec: &XSpec) -> Result<Value, String> {
-    let len = spec.param_u64("size")? as usize;
-    let pooled = match spec.param_str("mode")? {
-        "pooled" => true,
-        "unpooled" => false,
-        m => return Err(format!("mode '{m}'; valid: pooled, unpooled")),
-    };
-    let n = spec.elements;
-    let pool = Pool::default();
-    let mut warm = Vec::new();
-    let mut runs = Vec::new();
-    // Pooled, len > 0: one buffer circulates and its first byte counts the cycles (mod 256).
-    let mut cycles_done = 0u64;
-    for i in 0..spec.warmup + spec.runs {
-        let t = Instant::now();
-        let sum = buffer_pool::run_cycles(pooled.then_some(&pool), len, n);
-        let ns = t.elapsed().as_nanos() as f64;
-        let expected = match (len, pooled) {
-            (0, _) => 0,
-            (_, false) => n,
-            (_, true) => (cycles_done..cycles_done + n).map(|k| (k + 1) % 256).sum(),
-        };
-        cycles_done += n;
-        if sum != expected {
-            return Err(format!("INVALID iteration {i}: checksum {sum}, expected {expected}"));
-        }
-        let ops_per_ms = n as f64 / (ns / 1e6);
-        if i < spec.warmup {
-            warm.push(ops_per_ms);
-        } else {
-            runs.push(ops_per_ms);
-        }
-    }
-    Ok(json!({"warmup_ops_per_ms": warm, "ops_per_ms": runs, "pool_cached_after": pool.cached()}))
+/// Allocation mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// A warm buffer_pool::Pool: buffers reused without zeroing (as Netty's).
+    Pooled,
+    /// vec![0; n] from the global allocator (as Java's new byte[n]).
+    Unpooled,
 }
 
-pub fn run(o: &Opts) -> Result<i32, String> {
-    let n = o.elements.unwrap_or(DEFAULT_OPS);
-    let (dir, default) = common::run_dir(o)?;
-    let exe = common::lab_exe()?;
-    let env = common::environment(o, n, "off", "off");
-    let mut t = XTable::new(
-        &format!(
-            "Allocate + free, ops/ms (JMH style: {} warm-up and {} measured iterations of {n} \
-             ops, one process per row)",
-            o.warmup, o.runs
-        ),
-        &[
-            "Benchmark",
-            "size",
-            "Mode",
-            "Cnt",
-            "Score",
-            "Error (99.9%)",
-            "Units",
-            "min",
-            "max",
-            "stdev",
-            "pooled/unpooled",
-        ],
-    );
-    t.note = Some(
-        "Pooled buffers are reused without zeroing (as Netty's); unpooled ones are zeroed \
-         (vec![0; n], as Java's new byte[n]): zeroing is part of what the unpooled side pays."
-            .into(),
-    );
-    let mut rows = Vec::new();
-    let mut invalid = false;
-    let total = SEED_SIZES.len() * MODES.len();
-    let mut k = 0;
-    for &size in &SEED_SIZES {
-        let mut means = [None, None];
-        let mut lines = Vec::new();
-        for (mi, m) in MODES.iter().enumerate() {
-            k += 1;
-            let spec = XSpec {
-                experiment: o.experiment.clone(),
-                workload: format!("{m}-{size}"),
-                elements: n,
-                warmup: o.warmup,
-                runs: o.runs,
-                params: json!({"size": size, "mode": m}),
-                trace_file: None,
-                heap_file: None,
-            };
-            let name = format!("{m}Allocation");
-            match common::run_child(&exe, "__xcell", &spec, o.timeout) {
-                Ok(out) => {
-                    let xs = f64s(&out["ops_per_ms"]);
-                    let s = Summary::of(&xs).ok_or("no measured iteration")?;
-                    means[mi] = Some(s.mean);
-                    let [mean, ci, min, max, sd] = jmh(&s, 3);
-                    common::progress(k, total, &spec.workload, &format!("{mean} ops/ms"));
-                    lines.push(vec![
-                        name,
-                        size.to_string(),
-                        "thrpt".into(),
-                        s.n.to_string(),
-                        mean,
-                        ci.trim_start_matches("± ").to_string(),
-                        "ops/ms".into(),
-                        min,
-                        max,
-                        sd,
-                    ]);
-                    rows.push(json!({"mode": m, "size": size, "status": "ok", "ops_per_ms": xs,
-                                     "warmup_ops_per_ms": out["warmup_ops_per_ms"],
-                                     "summary": s, "pool_cached_after": out["pool_cached_after"]}));
-                }
-                Err(e) => {
-                    invalid = true;
-                    common::progress(k, total, &spec.workload, &e);
-                    lines.push(vec![name, size.to_string(), format!("INVALID: {e}")]);
-                    rows.push(json!({"mode": m, "size": size, "status": "invalid", "error": e}));
-                }
-            }
-        }
-        let ratio = match means {
-            [Some(p), Some(u)] if u > 0.0 => format!("{:.2}×", p / u),
-            _ => "-".into(),
-        };
-        for mut l in lines {
-            if l.len() > 3 {
-                l.push(ratio.clone());
-            }
-            t.rows.push(l);
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Pooled => "pooled",
+            Mode::Unpooled => "unpooled",
         }
     }
-    let r = XResults {
-        experiment: o.experiment.clone(),
-        status: if invalid { "invalid".into() } else { "complete".into() },
-        environment: env,
-        config: json!({"ops_per_iteration": n, "warmup_iterations": o.warmup,
-                       "measured_iterations": o.runs, "sizes": SEED_SIZES,
-                       "pool_limit_per_class": 64, "timeout_s": o.timeout.as_secs()}),
-        rows,
-        tables: vec![t],
-        targets: Vec::new(),
-        files: Vec::new(),
-        method: vec![
-            "One child process per size × mode (JMH's fork); warm-up iterations are \
-             discarded; each measured iteration's ops/ms = ops / elapsed (Instant, ns)."
-                .into(),
-            "Score = mean of the measured iterations; Error = half-width of the 99.9% \
-             confidence interval (Student's t, n − 1 degrees of freedom), as JMH prints it."
-                .into(),
-            "Each iteration's checksum (the touched first byte of every buffer) must equal \
-             its closed form, or the row is INVALID."
-                .into(),
-            "The criterion bench of the same cycles is crates/buffer-pool/benches.".into(),
-        ],
-        notes: Vec::new(),
+}
+
+/// Buffer sizes in bytes, `0,256,1Ki`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sizes(pub Vec<usize>);
+
+fn sizes(s: &str) -> Result<Sizes, String> {
+    let mut v = Vec::new();
+    for x in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        let n = size(x)? as usize;
+        if !v.contains(&n) {
+            v.push(n);
+        }
+    }
+    if v.is_empty() {
+        return Err("no size given".into());
+    }
+    Ok(Sizes(v))
+}
+
+/// Its options.
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct AllocArgs {
+    /// Allocate + free cycles per iteration (a number or a size like 100K).
+    #[arg(long, value_parser = size, default_value = "100000")]
+    pub ops: u64,
+    /// Buffer sizes in bytes, a comma list [default: the seed's 0,256,1024,4096,16384,65536].
+    #[arg(long, value_parser = sizes, default_value = "0,256,1024,4096,16384,65536")]
+    pub sizes: Sizes,
+}
+
+/// What a child runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    /// Pooled or unpooled.
+    pub mode: Mode,
+    /// Buffer length, bytes.
+    pub size: usize,
+    /// Cycles per iteration.
+    pub ops: u64,
+    /// Warm-up iterations.
+    pub warmup: usize,
+    /// Measured iterations.
+    pub runs: usize,
+}
+
+/// One iteration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Iteration {
+    /// Cycles per ms.
+    pub ops_per_ms: f64,
+    /// The checksum run_cycles returned.
+    pub checksum: u64,
+    /// The checksum it must have.
+    pub expected: u64,
+}
+
+impl Iteration {
+    fn check(&self) -> Measured {
+        let valid = self.checksum == self.expected;
+        Measured {
+            value: self.ops_per_ms,
+            valid,
+            verdict: if valid {
+                "ok".into()
+            } else {
+                format!("checksum {}, expected {}", self.checksum, self.expected)
+            },
+        }
+    }
+}
+
+/// What a child returns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AllocOutcome {
+    /// Warm-up iterations (checked, not measured).
+    pub warmup: Vec<Iteration>,
+    /// Measured iterations.
+    pub runs: Vec<Iteration>,
+    /// Buffers the pool held at the end.
+    pub pool_cached_after: usize,
+}
+
+impl Outcome for AllocOutcome {
+    fn measured(&self) -> Vec<Measured> {
+        self.runs.iter().map(Iteration::check).collect()
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.warmup
+            .iter()
+            .chain(&self.runs)
+            .map(Iteration::check)
+            .find(|m| !m.valid)
+            .map(|m| m.verdict)
+    }
+}
+
+impl Experiment for AllocPooledVsUnpooled {
+    const NAME: &'static str = "alloc-pooled-vs-unpooled";
+    const ABOUT: &'static str = "seed 004's ByteBufAllocatorBenchmark: allocate + touch + free \
+        per buffer size, pooled against unpooled, in ops/ms with JMH's columns and the \
+        pooled/unpooled ratio paired within rounds; every iteration's checksum checked";
+    const DEFAULTS: Defaults = Defaults {
+        rounds: 6,
+        runs: 5,
+        warmup: 3,
+        trace: &[TraceMode::Off],
+        heap: Some(Switch::Off),
     };
-    common::finish(&dir, default, &r, "")
+    type Args = AllocArgs;
+    type Cell = Cell;
+    type Outcome = AllocOutcome;
+
+    fn plan(a: &AllocArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
+        if a.ops == 0 {
+            return Err("--ops must be at least 1 (got 0)".into());
+        }
+        let mut cells = Vec::new();
+        for &size in &a.sizes.0 {
+            for mode in [Mode::Pooled, Mode::Unpooled] {
+                let cell = Cell {
+                    mode,
+                    size,
+                    ops: a.ops,
+                    warmup: shared.warmup as usize,
+                    runs: shared.runs as usize,
+                };
+                let mut c = CellPlan::new(cell, mode.name(), format!("size={size}"))
+                    .key("mode", mode.name())
+                    .key("size", size);
+                c.file_stem = format!("{}-{size}", mode.name());
+                c.unit = "ops/ms";
+                c.higher_is_better = true;
+                c.trace = false;
+                cells.push(c);
+            }
+        }
+        Ok(Plan {
+            cells,
+            // Pooled against unpooled of the same size.
+            baseline: Some(Mode::Unpooled.name().into()),
+            config: json!({"ops_per_iteration": a.ops, "sizes": a.sizes, "seed_sizes": SEED_SIZES, "pool_limit_per_class": 64}),
+            input_size: a.ops,
+            notes: Vec::new(),
+        })
+    }
+
+    fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<AllocOutcome, String> {
+        let (len, n) = (cell.size, cell.ops);
+        let pool = Pool::default();
+        let pooled = cell.mode == Mode::Pooled;
+        let mut out = AllocOutcome { warmup: Vec::new(), runs: Vec::new(), pool_cached_after: 0 };
+        // Pooled, len > 0: one buffer circulates and its first byte counts the cycles (mod
+        // 256), so the expected checksum depends on the cycles done before this iteration.
+        let mut cycles_done = 0u64;
+        for i in 0..cell.warmup + cell.runs {
+            let t = Instant::now();
+            let checksum = buffer_pool::run_cycles(pooled.then_some(&pool), len, n);
+            let ns = t.elapsed().as_nanos() as f64;
+            let expected = match (len, pooled) {
+                (0, _) => 0,
+                (_, false) => n,
+                (_, true) => (cycles_done..cycles_done + n).map(|k| (k + 1) % 256).sum(),
+            };
+            cycles_done += n;
+            let it = Iteration { ops_per_ms: n as f64 / (ns.max(1.0) / 1e6), checksum, expected };
+            if i < cell.warmup {
+                out.warmup.push(it);
+            } else {
+                out.runs.push(it);
+            }
+            ctx.heartbeat();
+        }
+        out.pool_cached_after = pool.cached();
+        Ok(out)
+    }
+
+    fn analyse(a: &AllocArgs, run: &Finished<Self>, out: &mut Results) {
+        for (row, rec) in out.results.iter_mut().zip(&run.cells) {
+            fill_row(row, rec);
+        }
+        out.tables.push(jmh_table(a, out));
+        out.tables.extend(heap_table(out));
+        out.tables.extend(failure_table(out));
+        for x in &out.results {
+            if let Some(f) = x.detail::<String>("heap_file") {
+                out.files.push(FileLink {
+                    file: f,
+                    what: format!("dhat heap profile (dh_view): {} {}", x.label, x.group),
+                });
+            }
+        }
+        for rec in &run.cells {
+            if let Some(Err(e)) = rec.heap.as_ref().map(|h| &h.result) {
+                out.notes.push(format!("heap {} {}: {e}", rec.plan.label, rec.plan.group));
+            }
+        }
+        out.method.extend(method_lines());
+    }
+}
+
+fn fill_row(row: &mut Row, rec: &CellRecord<AllocPooledVsUnpooled>) {
+    let c = &rec.plan.cell;
+    let xs: Vec<f64> = rec.outcomes().flat_map(|o| o.runs.iter().map(|r| r.ops_per_ms)).collect();
+    let d = &mut row.detail;
+    d.insert("mode".into(), json!(c.mode.name()));
+    d.insert("size".into(), json!(c.size));
+    d.insert("ops_per_iteration".into(), json!(c.ops));
+    d.insert("ops_per_ms".into(), json!(xs));
+    d.insert("summary".into(), json!(Summary::of(&xs)));
+    d.insert("pool_cached_after".into(), json!(rec.outcomes().map(|o| o.pool_cached_after).max()));
+    let heap = rec.heap.as_ref().and_then(|h| {
+        let (Ok(o), Some(t), true) = (&h.result, h.heap, h.file_written) else { return None };
+        // Every iteration of the heap child, warm-ups included, ran under the profiler.
+        let ops = (c.ops * (o.warmup.len() + o.runs.len()) as u64).max(1) as f64;
+        Some(json!({"file": h.file, "total_blocks": t.total_blocks, "total_bytes": t.total_bytes,
+                    "max_bytes": t.max_bytes, "blocks_per_op": t.total_blocks as f64 / ops,
+                    "bytes_per_op": t.total_bytes as f64 / ops, "ops": ops,
+                    "valid": o.failure().is_none()}))
+    });
+    d.insert("heap_file".into(), json!(heap.as_ref().map(|h| h["file"].clone())));
+    d.insert("heap".into(), json!(heap));
+}
+
+fn jmh_table(a: &AllocArgs, r: &Results) -> Table {
+    let mut t = Table::new(
+        format!("Allocate + free, ops/ms (JMH style: per fork {} warm-up and {} measured iterations of {} ops; Score over every measured iteration)", r.environment.warmup_runs, r.environment.measured_runs, a.ops),
+        &["Benchmark", "size", "Mode", "Cnt", "Score", "Error (99.9%)", "Units", "min", "max", "stdev", "median over forks [interval]", "pooled/unpooled (paired)"],
+    );
+    for x in &r.results {
+        let size = x.key_u64("size").map_or("?".into(), |s| s.to_string());
+        let mut line = vec![format!("{}Allocation", x.label), size, "thrpt".into()];
+        match x.detail::<Summary>("summary").filter(|_| x.status == Status::Ok) {
+            Some(s) => {
+                let f = |v: f64| format!("{v:.3}");
+                line.extend([
+                    s.n.to_string(),
+                    f(s.mean),
+                    s.ci999_half.map_or("n/a".into(), f),
+                    "ops/ms".into(),
+                    f(s.min),
+                    f(s.max),
+                    f(s.stddev),
+                ]);
+                line.push(match (x.score, x.score_ci) {
+                    (Some(m), Some([lo, hi])) => format!("{m:.1} [{lo:.1}, {hi:.1}]"),
+                    (Some(m), None) => format!("{m:.1} [–]"),
+                    _ => "–".into(),
+                });
+            }
+            None => {
+                line.push(format!("{}: {}", x.status.word(), x.error.clone().unwrap_or_default()));
+                line.extend(std::iter::repeat_n("–".to_string(), 7));
+            }
+        }
+        let ratio = r.ratios.iter().find(|q| q.group == x.group && q.variant == x.label);
+        let is_base = r.ratios.iter().any(|q| q.baseline == x.label);
+        line.push(ratio.map_or(if is_base { "baseline".into() } else { "–".into() }, Ratio::text));
+        t.rows.push(line);
+    }
+    t.note = Some(
+        "Pooled buffers are reused without zeroing (as Netty's); unpooled ones are zeroed \
+         (vec![0; n], as Java's new byte[n]): zeroing is part of what the unpooled side pays. \
+         pooled/unpooled = pooled ops/ms ÷ unpooled ops/ms within each round, the median over \
+         rounds with its interval."
+            .into(),
+    );
+    t
+}
+
+fn heap_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "Heap (dhat, a separate untimed child per row; warm-up and measured iterations profiled)",
+        &[
+            "mode",
+            "size",
+            "ops",
+            "allocations",
+            "bytes allocated",
+            "peak live bytes",
+            "allocations/op",
+            "bytes/op",
+            "check",
+        ],
+    );
+    for x in &r.results {
+        let Some(h) = x.detail::<serde_json::Value>("heap").filter(|h| !h.is_null()) else {
+            continue;
+        };
+        let n = |k: &str| h[k].as_f64().unwrap_or(0.0);
+        t.rows.push(vec![
+            x.label.clone(),
+            x.key_u64("size").map_or("?".into(), |s| s.to_string()),
+            format!("{:.0}", n("ops")),
+            format!("{:.0}", n("total_blocks")),
+            format!("{:.0}", n("total_bytes")),
+            format!("{:.0}", n("max_bytes")),
+            format!("{:.4}", n("blocks_per_op")),
+            format!("{:.1}", n("bytes_per_op")),
+            if h["valid"] == true { "ok".into() } else { "INVALID".into() },
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+fn failure_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "Failures (left out of every statistic)",
+        &["mode", "size", "status", "what", "stderr (tail)"],
+    );
+    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
+        t.rows.push(vec![
+            x.label.clone(),
+            x.key_u64("size").map_or("?".into(), |s| s.to_string()),
+            x.status.word().into(),
+            x.error.clone().unwrap_or_default(),
+            x.stderr_tail.clone().unwrap_or_default(),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+fn method_lines() -> Vec<String> {
+    vec![
+        "Each measured iteration's ops/ms = ops / elapsed (Instant, ns); a fork (JMH's fork: a \
+         fresh process) discards its warm-up iterations."
+            .into(),
+        "Score = mean of the measured iterations of every valid fork; Error = half-width of the \
+         99.9% confidence interval (Student's t, n − 1 degrees of freedom), as JMH prints it."
+            .into(),
+        "Each iteration's checksum (the touched first byte of every buffer), warm-ups included, \
+         must equal its closed form, or the row is INVALID."
+            .into(),
+        "The criterion bench of the same cycles is crates/buffer-pool/benches.".into(),
+    ]
 }

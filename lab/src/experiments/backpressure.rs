@@ -8,35 +8,65 @@
 //! * grid: `range(0, N).map(pace).on_backpressure_buffer(capacity, DropLatest)
 //!   .publish_on(single, 1)` into a subscriber that spins a fixed service time per element
 //!   and requests 1 after each; the producer is paced at `rate ×` the consumer's rate. Each
-//!   element either arrives or overflows: `delivered + overflows == N` is checked.
+//!   element either arrives or overflows: `delivered + overflows == N` and completion are
+//!   checked on every run, or the row is INVALID.
 //! * the seed's two cases (1000 elements, capacity 10): a synchronous `request(1)` loop
 //!   (never overflows), and `publish_on(single, 1)` behind the buffer with a subscriber that
 //!   requests nothing until the range has finished (989 overflow at once with DropLatest:
 //!   element 0 sits in publish_on's queue, 1..=10 fill the buffer; 1 then an error with
-//!   Error). [`seed_case`] returns the counts; `lab/tests/seed000_backpressure.rs` asserts
-//!   them.
+//!   Error). [`seed_case`] returns the counts; every run checks them against those the
+//!   reactive crate's tests establish, and `lab/tests/seed000_backpressure.rs` asserts them.
 //!
-//! The trace child runs the async seed case and one grid cell under the flight recorder:
-//! the buffer emits `instant!("overflow")`, and the pacing map emits
-//! `counter!("buffer_depth")` (produced − delivered − overflowed, sampled per element).
+//! A row's measured value is its overflow count (a count, not a timing; the grid's counts
+//! vary a little with scheduling, which the rounds show). The trace pass runs the async
+//! seed case and one overflowing grid cell under the flight recorder: the buffer emits
+//! `instant!("overflow")`, and the pacing map emits `counter!("buffer_depth")` (produced −
+//! delivered − overflowed, sampled per element).
 
-use super::common::{self, Opts, XResults, XSpec, XTable};
+use crate::experiment::{
+    self, size, CellPlan, Defaults, Experiment, Measured, Plan, Shared, TraceMode,
+};
+use crate::protocol::Ctx;
+use crate::results::{FileLink, Results, Row, Status, Table};
+use crate::runner::{CellRecord, Finished};
+use clap::Args;
 use reactive::{
     Error, Flux, Overflow, Scheduler, SharedSubscription, Subscriber, Subscription, UNBOUNDED,
 };
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-const DEFAULT_N: u64 = 2000;
-const CAPACITIES: &[usize] = &[10, 100, 1000];
-/// Producer rate as a multiple of the consumer's rate.
-const RATES: &[f64] = &[0.5, 1.0, 2.0, 4.0];
+/// The experiment.
+#[derive(Debug)]
+pub struct BackpressureBuffer;
+
 /// The consumer's fixed work per element.
 const SERVICE_NS: u64 = 20_000;
+/// The seed's elements.
 const SEED_N: u64 = 1000;
+/// The seed's buffer capacity.
 const SEED_CAP: usize = 10;
+/// The seed's cases: (case, overflow policy), each with the overflow count and terminal
+/// signal the reactive crate's tests establish for them.
+const SEED_CASES: &[(&str, &str)] = &[
+    ("sync-request-1", "drop-latest"),
+    ("publish-on-1", "drop-latest"),
+    ("publish-on-1", "drop-oldest"),
+    ("publish-on-1", "error"),
+];
+
+/// What a seed case must end with: (overflows, terminal starts with).
+fn seed_expectation(case: &str, policy: &str) -> (u64, &'static str) {
+    match (case, policy) {
+        ("sync-request-1", _) => (0, "complete"),
+        // Element 0 waits in publish_on's 1-slot queue, 1..=10 fill the buffer.
+        (_, "error") => (1, "error"),
+        _ => (SEED_N - 1 - SEED_CAP as u64, "complete"),
+    }
+}
 
 fn spin_until(t0: Instant, ns: u64) {
     while (t0.elapsed().as_nanos() as u64) < ns {
@@ -45,7 +75,7 @@ fn spin_until(t0: Instant, ns: u64) {
 }
 
 /// What a run ended with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
     /// Elements the subscriber received.
     pub delivered: u64,
@@ -182,207 +212,445 @@ fn grid_cell(n: u64, capacity: usize, rate: f64) -> Result<(Outcome, f64), Strin
     Ok((Outcome { delivered, overflows: overflows.get(), terminal }, elapsed))
 }
 
-pub fn cell(spec: &XSpec) -> Result<Value, String> {
-    common::with_trace(spec, || match spec.param_str("kind")? {
-        "seed" => {
-            let o = seed_case(spec.param_str("case")?, spec.param_str("policy")?)?;
-            Ok(json!({"delivered": o.delivered, "overflows": o.overflows, "terminal": o.terminal}))
-        }
-        "grid" => {
-            let cap = spec.param_u64("capacity")? as usize;
-            let rate = spec.params["rate"].as_f64().ok_or("parameter 'rate' missing")?;
-            let (o, ms) = grid_cell(spec.elements, cap, rate)?;
-            if o.delivered + o.overflows != spec.elements || o.terminal != "complete" {
-                return Err(format!(
-                    "INVALID: delivered {} + overflowed {} != {} (terminal: {})",
-                    o.delivered, o.overflows, spec.elements, o.terminal
-                ));
-            }
-            Ok(
-                json!({"delivered": o.delivered, "overflows": o.overflows, "terminal": o.terminal, "elapsed_ms": ms}),
-            )
-        }
-        k => Err(format!("kind '{k}'; valid: seed, grid")),
-    })
+/// A list of buffer capacities, `10,100,1000`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Capacities(pub Vec<usize>);
+
+fn capacities(s: &str) -> Result<Capacities, String> {
+    let v =
+        s.split(',').map(|x| size(x.trim()).map(|n| n as usize)).collect::<Result<Vec<_>, _>>()?;
+    if v.is_empty() || v.contains(&0) {
+        return Err(format!("capacities must be at least 1 (got '{s}')"));
+    }
+    Ok(Capacities(v))
 }
 
-fn spec(o: &Opts, workload: String, n: u64, params: Value, trace: Option<String>) -> XSpec {
-    XSpec {
-        experiment: o.experiment.clone(),
-        workload,
-        elements: n,
-        warmup: 0,
-        runs: 1,
-        params,
-        trace_file: trace,
-        heap_file: None,
+/// A list of producer rates as multiples of the consumer's, `0.5,1,2,4`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rates(pub Vec<f64>);
+
+fn rates(s: &str) -> Result<Rates, String> {
+    let v = s
+        .split(',')
+        .map(|x| {
+            x.trim().parse::<f64>().map_err(|_| format!("rate '{}' is not a number", x.trim()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if v.is_empty() || v.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(format!("rates must be positive numbers (got '{s}')"));
+    }
+    Ok(Rates(v))
+}
+
+/// Its options.
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct BackpressureArgs {
+    /// Elements per grid run (the seed cases always use 1000).
+    #[arg(long, value_parser = size, default_value = "2000")]
+    pub elements: u64,
+    /// Buffer capacities of the grid, a comma list.
+    #[arg(long, value_parser = capacities, default_value = "10,100,1000")]
+    pub capacities: Capacities,
+    /// Producer rates of the grid as multiples of the consumer's nominal rate, a comma list.
+    #[arg(long, value_parser = rates, default_value = "0.5,1,2,4")]
+    pub rates: Rates,
+}
+
+/// What a child runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Case {
+    /// One of the seed's cases.
+    Seed {
+        /// `sync-request-1` or `publish-on-1`.
+        case: String,
+        /// `drop-latest`, `drop-oldest` or `error`.
+        policy: String,
+    },
+    /// A grid cell.
+    Grid {
+        /// Elements.
+        n: u64,
+        /// Buffer capacity.
+        capacity: usize,
+        /// Producer rate / the consumer's nominal rate.
+        rate: f64,
+    },
+}
+
+/// What a child is told.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    /// The case.
+    pub case: Case,
+    /// Warm-up runs.
+    pub warmup: usize,
+    /// Measured runs.
+    pub runs: usize,
+}
+
+/// One run, checked.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BpRun {
+    /// Its counts (none when the run could not finish).
+    pub outcome: Option<Outcome>,
+    /// Wall time of a grid run, ms.
+    pub elapsed_ms: Option<f64>,
+    /// Whether its checks passed.
+    pub valid: bool,
+    /// "ok" or what failed.
+    pub verdict: String,
+}
+
+/// What a child returns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BpOutcome {
+    /// Warm-up runs (checked, not measured).
+    pub warmup: Vec<BpRun>,
+    /// Measured runs.
+    pub runs: Vec<BpRun>,
+}
+
+impl experiment::Outcome for BpOutcome {
+    /// The overflow count of each run.
+    fn measured(&self) -> Vec<Measured> {
+        self.runs
+            .iter()
+            .map(|r| Measured {
+                value: r.outcome.as_ref().map_or(0.0, |o| o.overflows as f64),
+                valid: r.valid,
+                verdict: r.verdict.clone(),
+            })
+            .collect()
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.warmup.iter().chain(&self.runs).find(|r| !r.valid).map(|r| r.verdict.clone())
     }
 }
 
-pub fn run(o: &Opts) -> Result<i32, String> {
-    let n = o.elements.unwrap_or(DEFAULT_N);
-    let (dir, default) = common::run_dir(o)?;
-    let exe = common::lab_exe()?;
-    let tracing = if o.trace { "flight: a separate trace child per traced case" } else { "off" };
-    let mut env = common::environment(o, n, tracing, "off");
-    // Counts, not timings: one run per case (--runs and --warmup do not apply).
-    env.warmup_runs = 0;
-    env.measured_runs = 1;
-    let mut rows = Vec::new();
-    let mut invalid = false;
-    let mut notes = Vec::new();
+/// One run of `case`, with its checks.
+fn run_case(case: &Case) -> BpRun {
+    let (outcome, elapsed_ms) = match case {
+        Case::Seed { case, policy } => (seed_case(case, policy), None),
+        Case::Grid { n, capacity, rate } => match grid_cell(*n, *capacity, *rate) {
+            Ok((o, ms)) => (Ok(o), Some(ms)),
+            Err(e) => (Err(e), None),
+        },
+    };
+    let verdict = match (&outcome, case) {
+        (Err(e), _) => Err(e.clone()),
+        (Ok(o), Case::Seed { case, policy }) => {
+            let (want, terminal) = seed_expectation(case, policy);
+            if o.overflows != want || !o.terminal.starts_with(terminal) {
+                Err(format!(
+                    "{} overflows ending {:?}, expected {want} ending {terminal}",
+                    o.overflows, o.terminal
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        (Ok(o), Case::Grid { n, .. }) => {
+            if o.delivered + o.overflows != *n || o.terminal != "complete" {
+                Err(format!(
+                    "delivered {} + overflowed {} != {n} (terminal: {})",
+                    o.delivered, o.overflows, o.terminal
+                ))
+            } else {
+                Ok(())
+            }
+        }
+    };
+    BpRun {
+        outcome: outcome.ok(),
+        elapsed_ms,
+        valid: verdict.is_ok(),
+        verdict: verdict.err().unwrap_or_else(|| "ok".into()),
+    }
+}
 
-    let mut seed_t = XTable::new(
-        &format!("The seed's cases ({SEED_N} elements, capacity {SEED_CAP})"),
-        &["case", "overflow policy", "overflows", "delivered", "terminal", "expected overflows"],
+fn fluid_model(n: u64, capacity: usize, rate: f64) -> f64 {
+    (n as f64 * (1.0 - 1.0 / rate) - capacity as f64).max(0.0)
+}
+
+impl Experiment for BackpressureBuffer {
+    const NAME: &'static str = "backpressure-buffer";
+    const ABOUT: &'static str = "seed 000's corrected onBackpressureBuffer test: overflows by \
+        capacity × producer rate behind an async boundary with request(1) demand; the seed's \
+        two cases checked against their exact counts; overflow instants in a trace";
+    const DEFAULTS: Defaults = Defaults {
+        rounds: 3,
+        runs: 1,
+        warmup: 0,
+        trace: &[TraceMode::Flight, TraceMode::Off],
+        heap: None,
+    };
+    type Args = BackpressureArgs;
+    type Cell = Cell;
+    type Outcome = BpOutcome;
+
+    fn plan(a: &BackpressureArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
+        if a.elements == 0 {
+            return Err("--elements must be at least 1 (got 0)".into());
+        }
+        let (warmup, runs) = (shared.warmup as usize, shared.runs as usize);
+        let mut cells = Vec::new();
+        for &(case, policy) in SEED_CASES {
+            let c = Cell {
+                case: Case::Seed { case: case.into(), policy: policy.into() },
+                warmup,
+                runs,
+            };
+            let mut p = CellPlan::new(c, format!("{case}[{policy}]"), "seed")
+                .key("case", case)
+                .key("policy", policy);
+            p.file_stem =
+                if policy == "drop-latest" { case.to_string() } else { format!("{case}-{policy}") };
+            // The async case is the one whose overflows a trace shows.
+            p.trace = case == "publish-on-1" && policy == "drop-latest";
+            cells.push(p);
+        }
+        // The grid cell traced: the first that overflows in the fluid model (c10 r2 by default).
+        let traced = a
+            .capacities
+            .0
+            .iter()
+            .flat_map(|&c| a.rates.0.iter().map(move |&r| (c, r)))
+            .find(|&(c, r)| fluid_model(a.elements, c, r) > 0.0);
+        for &capacity in &a.capacities.0 {
+            for &rate in &a.rates.0 {
+                let c = Cell { case: Case::Grid { n: a.elements, capacity, rate }, warmup, runs };
+                let mut p = CellPlan::new(c, format!("grid[c{capacity},r{rate}]"), "grid")
+                    .key("capacity", capacity)
+                    .key("rate", rate);
+                p.file_stem = format!("grid-c{capacity}-r{rate}");
+                p.trace = traced == Some((capacity, rate));
+                p.threads = 2;
+                cells.push(p);
+            }
+        }
+        for c in &mut cells {
+            c.unit = "overflows";
+            c.heap = false;
+        }
+        Ok(Plan {
+            cells,
+            baseline: None,
+            config: json!({"elements": a.elements, "capacities": a.capacities, "rates": a.rates, "service_ns": SERVICE_NS, "seed_elements": SEED_N, "seed_capacity": SEED_CAP}),
+            input_size: a.elements,
+            notes: Vec::new(),
+        })
+    }
+
+    fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<BpOutcome, String> {
+        let mut out = BpOutcome { warmup: Vec::new(), runs: Vec::new() };
+        for i in 0..cell.warmup + cell.runs {
+            let r = run_case(&cell.case);
+            if i < cell.warmup {
+                out.warmup.push(r);
+            } else {
+                out.runs.push(r);
+            }
+            ctx.heartbeat();
+        }
+        Ok(out)
+    }
+
+    fn analyse(a: &BackpressureArgs, run: &Finished<Self>, out: &mut Results) {
+        for (row, rec) in out.results.iter_mut().zip(&run.cells) {
+            fill_row(row, rec);
+        }
+        out.tables.push(seed_table(out));
+        out.tables.push(grid_table(a, out));
+        out.tables.extend(failure_table(out));
+        for rec in &run.cells {
+            if let Some(t) = &rec.trace {
+                match (&t.result, t.file_written) {
+                    (Ok(_), true) => {
+                        out.files.push(FileLink {
+                            file: t.file.clone(),
+                            what: format!("flight-recorder trace (Perfetto): {}", rec.plan.label),
+                        });
+                        out.notes.push(format!(
+                            "trace {}: {}",
+                            rec.plan.label,
+                            t.note.clone().unwrap_or_default()
+                        ));
+                    }
+                    (Ok(_), false) => out
+                        .notes
+                        .push(format!("trace {}: the child wrote no trace file", rec.plan.label)),
+                    (Err(e), _) => out.notes.push(format!("trace {}: {e}", rec.plan.label)),
+                }
+            }
+        }
+        out.method.extend(method_lines());
+    }
+}
+
+fn fill_row(row: &mut Row, rec: &CellRecord<BackpressureBuffer>) {
+    let runs: Vec<&BpRun> =
+        rec.forks.iter().filter_map(|f| f.outcome.as_ref()).flat_map(|o| o.runs.iter()).collect();
+    let valid: Vec<&BpRun> = rec.outcomes().flat_map(|o| o.runs.iter()).collect();
+    let d = &mut row.detail;
+    match &rec.plan.cell.case {
+        Case::Seed { case, policy } => {
+            let (want, terminal) = seed_expectation(case, policy);
+            d.insert("kind".into(), json!("seed"));
+            d.insert("case".into(), json!(case));
+            d.insert("policy".into(), json!(policy));
+            d.insert("expected_overflows".into(), json!(want));
+            d.insert("expected_terminal".into(), json!(terminal));
+        }
+        Case::Grid { n, capacity, rate } => {
+            let per: Vec<f64> = valid
+                .iter()
+                .filter_map(|r| {
+                    Some(r.elapsed_ms? * 1e3 / r.outcome.as_ref()?.delivered.max(1) as f64)
+                })
+                .collect();
+            d.insert("kind".into(), json!("grid"));
+            d.insert("elements".into(), json!(n));
+            d.insert("capacity".into(), json!(capacity));
+            d.insert("rate".into(), json!(rate));
+            d.insert("fluid_model".into(), json!(fluid_model(*n, *capacity, *rate)));
+            d.insert("us_per_delivered".into(), json!(crate::stats::median(&per)));
+        }
+    }
+    d.insert("overflows".into(), json!(row.score));
+    let delivered: Vec<f64> =
+        valid.iter().filter_map(|r| r.outcome.as_ref().map(|o| o.delivered as f64)).collect();
+    d.insert("delivered".into(), json!(crate::stats::median(&delivered)));
+    d.insert(
+        "terminal".into(),
+        json!(valid.first().and_then(|r| r.outcome.as_ref()).map(|o| o.terminal.clone())),
     );
-    seed_t.note = Some(
+    d.insert("runs".into(), json!(runs));
+}
+
+fn seed_table(r: &Results) -> Table {
+    let mut t = Table::new(
+        format!("The seed's cases ({SEED_N} elements, capacity {SEED_CAP})"),
+        &[
+            "case",
+            "overflow policy",
+            "status",
+            "overflows",
+            "delivered",
+            "terminal",
+            "expected overflows",
+        ],
+    );
+    for x in r.results.iter().filter(|x| x.group == "seed") {
+        // Counts are medians (f64 in the detail): printed as whole numbers.
+        let s = |k: &str| match x.detail::<serde_json::Value>(k) {
+            Some(serde_json::Value::String(v)) => v,
+            Some(v) => v.as_f64().map_or(v.to_string(), |n| format!("{n:.0}")),
+            None => "–".into(),
+        };
+        let ok = x.status == Status::Ok;
+        t.rows.push(vec![
+            s("case"),
+            s("policy"),
+            x.status.word().into(),
+            if ok {
+                x.score.map_or("–".into(), |v| format!("{v:.0}"))
+            } else {
+                x.error.clone().unwrap_or_default()
+            },
+            if ok { s("delivered") } else { "–".into() },
+            if ok { s("terminal") } else { "–".into() },
+            s("expected_overflows"),
+        ]);
+    }
+    t.note = Some(
         "publish-on-1: element 0 waits in publish_on's 1-slot queue, 1..=10 fill the buffer, \
-         the rest overflow while the range runs (before any downstream request)."
+         the rest overflow while the range runs (before any downstream request). A count other \
+         than the expected one makes the row INVALID."
             .into(),
     );
-    let cases: &[(&str, &str, u64)] = &[
-        ("sync-request-1", "drop-latest", 0),
-        ("publish-on-1", "drop-latest", SEED_N - 1 - SEED_CAP as u64),
-        ("publish-on-1", "drop-oldest", SEED_N - 1 - SEED_CAP as u64),
-        ("publish-on-1", "error", 1),
-    ];
-    for (case, pol, want) in cases {
-        let s = spec(
-            o,
-            format!("{case}-{pol}"),
-            SEED_N,
-            json!({"kind": "seed", "case": case, "policy": pol}),
-            None,
-        );
-        match common::run_child(&exe, "__xcell", &s, o.timeout) {
-            Ok(v) => {
-                let got = v["overflows"].as_u64().unwrap_or(u64::MAX);
-                let ok = got == *want;
-                invalid |= !ok;
-                seed_t.rows.push(vec![
-                    case.to_string(),
-                    pol.to_string(),
-                    if ok { got.to_string() } else { format!("{got} UNEXPECTED") },
-                    v["delivered"].to_string(),
-                    v["terminal"].as_str().unwrap_or("?").to_string(),
-                    want.to_string(),
-                ]);
-                rows.push(json!({"kind": "seed", "case": case, "policy": pol, "status": if ok {"ok"} else {"unexpected"}, "overflows": got, "expected_overflows": want, "delivered": v["delivered"], "terminal": v["terminal"]}));
-            }
-            Err(e) => {
-                invalid = true;
-                seed_t.rows.push(vec![case.to_string(), pol.to_string(), format!("FAILED: {e}")]);
-                rows.push(json!({"kind": "seed", "case": case, "policy": pol, "status": "failed", "error": e}));
-            }
-        }
-    }
+    t
+}
 
-    let mut head = vec!["capacity".to_string()];
-    head.extend(RATES.iter().map(|r| format!("rate {r}×")));
-    let mut grid_t = XTable {
+fn grid_table(a: &BackpressureArgs, r: &Results) -> Table {
+    let mut header = vec!["capacity".to_string()];
+    header.extend(a.rates.0.iter().map(|r| format!("rate {r}×")));
+    let mut t = Table {
         title: format!(
-            "Overflows of {n} elements (drop-latest) by capacity × producer rate (consumer: \
-             {} µs/element, request(1) each, behind publish_on(single, 1))",
+            "Overflows of {} elements (drop-latest) by capacity × producer rate (consumer: {} µs/element, request(1) each, behind publish_on(single, 1); median over forks)",
+            a.elements,
             SERVICE_NS / 1000
         ),
-        header: head,
+        header,
         rows: Vec::new(),
         note: Some(
-            "Each cell: overflows (delivered; wall time per delivered element). rate = \
-             producer rate / the consumer's nominal rate (1 / service time). A fluid model \
-             predicts about max(0, N·(1 − 1/rate) − capacity) overflows; where the wall time \
-             per delivered element exceeds the service time, the consumer's real rate (service \
-             + publish_on's wake-up per element on these cores) is lower than nominal and more \
+            "Each cell: overflows (delivered; wall time per delivered element) [fluid model]. \
+             rate = producer rate / the consumer's nominal rate (1 / service time). The fluid \
+             model predicts max(0, N·(1 − 1/rate) − capacity) overflows; where the wall time per \
+             delivered element exceeds the service time, the consumer's real rate (service + \
+             publish_on's wake-up per element on these cores) is lower than nominal and more \
              overflow."
                 .into(),
         ),
     };
-    let total = CAPACITIES.len() * RATES.len();
-    let mut k = 0;
-    for &cap in CAPACITIES {
+    for &cap in &a.capacities.0 {
         let mut line = vec![cap.to_string()];
-        for &rate in RATES {
-            k += 1;
-            let w = format!("grid-c{cap}-r{rate}");
-            let s =
-                spec(o, w.clone(), n, json!({"kind": "grid", "capacity": cap, "rate": rate}), None);
-            match common::run_child(&exe, "__xcell", &s, o.timeout) {
-                Ok(v) => {
-                    let ov = v["overflows"].as_u64().unwrap_or(0);
-                    common::progress(k, total, &w, &format!("{ov} overflows"));
-                    let deliv = v["delivered"].as_u64().unwrap_or(0).max(1);
-                    let per = v["elapsed_ms"].as_f64().unwrap_or(0.0) * 1e3 / deliv as f64;
-                    line.push(format!("{ov} ({deliv}; {per:.0} µs)"));
-                    let model = (n as f64 * (1.0 - 1.0 / rate) - cap as f64).max(0.0);
-                    rows.push(json!({"kind": "grid", "capacity": cap, "rate": rate, "status": "ok", "overflows": ov, "delivered": v["delivered"], "elapsed_ms": v["elapsed_ms"], "fluid_model": model}));
-                }
-                Err(e) => {
-                    invalid = true;
-                    common::progress(k, total, &w, &e);
-                    line.push(format!("INVALID: {e}"));
-                    rows.push(json!({"kind": "grid", "capacity": cap, "rate": rate, "status": "invalid", "error": e}));
-                }
-            }
+        for &rate in &a.rates.0 {
+            let row = r.results.iter().find(|x| {
+                x.group == "grid"
+                    && x.key_u64("capacity") == Some(cap as u64)
+                    && x.key.get("rate").and_then(|v| v.as_f64()) == Some(rate)
+            });
+            line.push(match row {
+                Some(x) if x.status == Status::Ok => format!(
+                    "{} ({}; {} µs) [{:.0}]",
+                    x.score.map_or("–".into(), |v| format!("{v:.0}")),
+                    x.detail::<f64>("delivered").map_or("–".into(), |v| format!("{v:.0}")),
+                    x.detail::<f64>("us_per_delivered").map_or("–".into(), |v| format!("{v:.0}")),
+                    x.detail::<f64>("fluid_model").unwrap_or(0.0)
+                ),
+                Some(x) => format!("{}: {}", x.status.word(), x.error.clone().unwrap_or_default()),
+                None => "–".into(),
+            });
         }
-        grid_t.rows.push(line);
+        t.rows.push(line);
     }
+    t
+}
 
-    let mut files = Vec::new();
-    if o.trace {
-        let traced = [
-            (
-                "publish-on-1",
-                json!({"kind": "seed", "case": "publish-on-1", "policy": "drop-latest"}),
-                SEED_N,
-            ),
-            ("grid-c10-r2", json!({"kind": "grid", "capacity": 10, "rate": 2.0}), n),
-        ];
-        for (name, params, elems) in traced {
-            let file = format!("{name}.trace.json");
-            let path = dir.join(&file);
-            let s =
-                spec(o, format!("trace {name}"), elems, params, Some(path.display().to_string()));
-            match common::run_child(&exe, "__xcell", &s, o.timeout) {
-                Ok(v) if path.is_file() => {
-                    files.push(file);
-                    notes.push(format!("trace {name}: {}", v["trace_note"].as_str().unwrap_or("")));
-                }
-                Ok(_) => notes.push(format!("trace {name}: the child wrote no trace file")),
-                Err(e) => notes.push(format!("trace {name}: {e}")),
-            }
-        }
+fn failure_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "Failures (left out of every statistic)",
+        &["case", "status", "what", "stderr (tail)"],
+    );
+    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
+        t.rows.push(vec![
+            x.label.clone(),
+            x.status.word().into(),
+            x.error.clone().unwrap_or_default(),
+            x.stderr_tail.clone().unwrap_or_default(),
+        ]);
     }
+    (!t.rows.is_empty()).then_some(t)
+}
 
-    let r = XResults {
-        experiment: o.experiment.clone(),
-        status: if invalid { "invalid".into() } else { "complete".into() },
-        environment: env,
-        config: json!({"elements": n, "capacities": CAPACITIES, "rates": RATES,
-                       "service_ns": SERVICE_NS, "seed_elements": SEED_N,
-                       "seed_capacity": SEED_CAP, "trace": o.trace,
-                       "timeout_s": o.timeout.as_secs()}),
-        rows,
-        tables: vec![seed_t, grid_t],
-        targets: Vec::new(),
-        files,
-        method: vec![
-            "Every case runs once in its own child process (overflow counts are counts, not \
-             timings; the grid's counts vary a little with scheduling)."
-                .into(),
-            "Producer: Flux.range paced by spinning to i × period in map() on the subscribing \
-             thread; async boundary: publish_on(Scheduler::single(), prefetch 1); consumer: \
-             spins the service time, then request(1)."
-                .into(),
-            "A grid cell is INVALID unless delivered + overflows = N and the stream completed; \
-             a seed case is marked UNEXPECTED unless its count equals the reactive crate's \
-             tests (0; 989; 989; 1)."
-                .into(),
-            "Traces: overflow instants come from the reactive crate's buffer \
-             (instant!(\"overflow\")); buffer_depth is sampled by the harness's map()."
-                .into(),
-        ],
-        notes,
-    };
-    common::finish(&dir, default, &r, "")
+fn method_lines() -> Vec<String> {
+    vec![
+        "A row's measured value is its overflow count per run: counts, not timings (the grid's \
+         counts vary a little with scheduling)."
+            .into(),
+        "Producer: Flux.range paced by spinning to i × period in map() on the subscribing \
+         thread; async boundary: publish_on(Scheduler::single(), prefetch 1); consumer: spins \
+         the service time, then request(1)."
+            .into(),
+        "Every run is checked, warm-ups included: a grid run is INVALID unless delivered + \
+         overflows = N and the stream completed; a seed case is INVALID unless its count and \
+         terminal signal equal those of the reactive crate's tests (0 complete; 989 complete; \
+         989 complete; 1 then an error)."
+            .into(),
+        "Traces: overflow instants come from the reactive crate's buffer \
+         (instant!(\"overflow\")); buffer_depth is sampled by the harness's map()."
+            .into(),
+    ]
 }

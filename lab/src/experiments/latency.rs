@@ -1,14 +1,15 @@
 //! `publish-on-latency`: seed 000's `publishOn` latency test, and the same handoff through
 //! the locked queue, the ring and the naive buffer.
 //!
-//! Reactive: `Flux.range(0, N).map(i -> (now, i)).publish_on(parallel(2), prefetch)` into a
+//! Reactive: `Flux.range(0, N).map(i -> (now, i)).publish_on(scheduler, prefetch)` into a
 //! subscriber that records `now − stamp` on `on_next` into a preallocated `Vec`
-//! (`reactive::bench::publish_on_latency`). *Bulk*: the subscriber requests unbounded and
-//! the prefetch queue fills (the seed's numbers); *one-by-one*: it requests 1 after each
-//! element (idle latency, as the seed recommends). As in Reactor, the range emits on the
-//! thread that requests, so after the first prefetch the worker produces its own elements;
-//! each row reports how many elements crossed threads. `reactive-iter-p1` uses
-//! `Flux.from_iter`, which stays on the subscribing thread: every element crosses.
+//! (`reactive::bench::publish_on_latency`), one row per `--scheduler`. *Bulk*: the
+//! subscriber requests unbounded and the prefetch queue fills (the seed's numbers);
+//! *one-by-one*: it requests 1 after each element (idle latency, as the seed recommends).
+//! As in Reactor, the range emits on the thread that requests, so after the first prefetch
+//! the worker produces its own elements; each row reports how many elements crossed
+//! threads. `reactive-iter-p1` uses `Flux.from_iter`, which stays on the subscribing
+//! thread: every element crosses.
 //!
 //! Handoffs: one producer thread sends `handoff::Message<16>` stamped with
 //! [`handoff::now_ns`] just before `send`, one consumer records `now − sent_ns` on receipt
@@ -18,41 +19,218 @@
 //! the latency is recorded; the producer spins on it with `spin_loop`, yielding every 64
 //! spins), so at most one message is ever in flight.
 //!
-//! Every run checks it got all N elements in order; latencies of the measured runs go
-//! into one HDR histogram (1 ns .. 60 s, 3 significant digits).
+//! Every run checks it got all N elements in order; a run that did not is INVALID (and so
+//! its row). A fork's measured elements go into one HDR histogram (1 ns .. 60 s, 3
+//! significant digits); a run's measured value is its own p50.
 
-use super::common::{self, Opts, XResults, XSpec, XTable, XTarget};
+use super::schedulers::{self, Sched, Schedulers};
+use crate::experiment::{
+    size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, TraceMode,
+};
+use crate::protocol::Ctx;
+use crate::report::fmt_num;
+use crate::results::{Ratio, Results, Row, Status, Table, Target};
+use crate::runner::{CellRecord, Finished};
 use crate::variants::{self, Settings, WithHandoff};
+use clap::{Args, ValueEnum};
 use handoff::{Consumer as _, Handoff, Message, Producer as _};
 use hdrhistogram::Histogram;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-const DEFAULT_N: u64 = 100_000;
+/// The experiment.
+#[derive(Debug)]
+pub struct PublishOnLatency;
+
 /// The queue bound of every bounded variant: reactor's default prefetch.
 const BOUND: usize = reactive::DEFAULT_PREFETCH;
-/// `reactive-p1`: publish_on with prefetch 1, so demand reaches the range one by one;
-/// `reactive-iter-p1`: the same from `from_iter`, which never leaves the subscribing thread.
-const VARIANTS: &[&str] =
-    &["reactive", "reactive-p1", "reactive-iter-p1", "locked", "ring", "naive"];
-const MODES: &[&str] = &["bulk", "one-by-one"];
+
+/// A row's handoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// publish_on, prefetch 256, from Flux.range.
+    Reactive,
+    /// publish_on, prefetch 1: demand reaches the range one by one.
+    ReactiveP1,
+    /// publish_on, prefetch 1, from Flux.from_iter (never leaves the subscribing thread).
+    ReactiveIterP1,
+    /// The locked queue (the LinkedBlockingQueue port), bounded at 256.
+    Locked,
+    /// The ring (the Disruptor port, blocking wait), 256 slots.
+    Ring,
+    /// The naive buffer (unbounded).
+    Naive,
+}
+
+impl Variant {
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Reactive => "reactive",
+            Variant::ReactiveP1 => "reactive-p1",
+            Variant::ReactiveIterP1 => "reactive-iter-p1",
+            Variant::Locked => "locked",
+            Variant::Ring => "ring",
+            Variant::Naive => "naive",
+        }
+    }
+
+    /// The reactive source and prefetch, for the publish_on rows.
+    fn reactive(self) -> Option<(reactive::bench::LatencySource, usize)> {
+        use reactive::bench::LatencySource::{Iter, Range};
+        match self {
+            Variant::Reactive => Some((Range, BOUND)),
+            Variant::ReactiveP1 => Some((Range, 1)),
+            Variant::ReactiveIterP1 => Some((Iter, 1)),
+            _ => None,
+        }
+    }
+}
+
+/// What the consumer asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Demand {
+    /// As fast as possible: the queue fills to its bound (queueing latency).
+    Bulk,
+    /// One element in flight at a time (idle latency).
+    OneByOne,
+}
+
+impl Demand {
+    fn name(self) -> &'static str {
+        match self {
+            Demand::Bulk => "bulk",
+            Demand::OneByOne => "one-by-one",
+        }
+    }
+}
+
+/// Its options.
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct LatencyArgs {
+    /// Elements per run (a number or a size like 100K).
+    #[arg(long, value_parser = size, default_value = "100000")]
+    pub elements: u64,
+    /// Variants, a comma list.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "reactive,reactive-p1,reactive-iter-p1,locked,ring,naive"
+    )]
+    pub variants: Vec<Variant>,
+    /// Demand modes, a comma list.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "bulk,one-by-one")]
+    pub demand: Vec<Demand>,
+    /// Schedulers of the reactive rows, one row each: single, parallel, rayon, a comma
+    /// list, or all.
+    #[arg(long, value_parser = schedulers::parse, default_value = "parallel")]
+    pub scheduler: Schedulers,
+    /// Threads of the parallel and rayon schedulers (single has one).
+    #[arg(long, value_parser = size, default_value = "2")]
+    pub workers: u64,
+}
+
+/// What a child runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    /// The handoff.
+    pub variant: Variant,
+    /// The reactive rows' scheduler.
+    pub scheduler: Option<Sched>,
+    /// Threads of parallel and rayon.
+    pub workers: usize,
+    /// Demand mode.
+    pub demand: Demand,
+    /// Elements per run.
+    pub n: u64,
+    /// Warm-up runs.
+    pub warmup: usize,
+    /// Measured runs.
+    pub runs: usize,
+}
+
+/// Latency percentiles, ns.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Elements recorded.
+    pub count: u64,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest.
+    pub max: u64,
+    /// Mean.
+    pub mean: f64,
+}
+
+impl Percentiles {
+    fn of(h: &Histogram<u64>) -> Percentiles {
+        Percentiles {
+            count: h.len(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+            mean: h.mean(),
+        }
+    }
+}
+
+/// One run, checked.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LatRun {
+    /// Whether all N elements arrived, in order, once.
+    pub valid: bool,
+    /// "ok" or what went wrong.
+    pub verdict: String,
+    /// The run's own percentiles (valid runs).
+    pub latency_ns: Option<Percentiles>,
+    /// Elements stamped on another thread than the one that received them.
+    pub crossed: u64,
+}
+
+/// What a child returns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LatencyOutcome {
+    /// Warm-up runs (checked, not measured).
+    pub warmup: Vec<LatRun>,
+    /// Measured runs.
+    pub runs: Vec<LatRun>,
+    /// Every element of the valid measured runs, in one histogram.
+    pub all: Option<Percentiles>,
+}
+
+impl Outcome for LatencyOutcome {
+    /// Each run's p50, µs.
+    fn measured(&self) -> Vec<Measured> {
+        self.runs
+            .iter()
+            .map(|r| Measured {
+                value: r.latency_ns.map_or(0.0, |l| l.p50 as f64 / 1e3),
+                valid: r.valid,
+                verdict: r.verdict.clone(),
+            })
+            .collect()
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.warmup.iter().chain(&self.runs).find(|r| !r.valid).map(|r| r.verdict.clone())
+    }
+}
 
 fn hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds")
-}
-
-fn percentiles(h: &Histogram<u64>) -> Value {
-    json!({
-        "count": h.len(),
-        "p50": h.value_at_quantile(0.50),
-        "p90": h.value_at_quantile(0.90),
-        "p99": h.value_at_quantile(0.99),
-        "p999": h.value_at_quantile(0.999),
-        "max": h.max(),
-        "mean": h.mean(),
-    })
 }
 
 struct Job {
@@ -99,7 +277,7 @@ impl WithHandoff for Job {
             match c.recv() {
                 Some(m) => {
                     *slot = handoff::now_ns().saturating_sub(m.sent_ns);
-                    if m.seq != i as u64 {
+                    if m.seq != i as u64 && err.is_none() {
                         err = Some(format!("element {i} arrived as seq {}", m.seq));
                     }
                     ack.store(i as u64 + 1, Ordering::Release);
@@ -124,16 +302,13 @@ impl WithHandoff for Job {
     }
 }
 
-/// One run's latencies (ns, arrival order) and how many elements crossed threads.
-fn one_run(variant: &str, n: u64, one: bool) -> Result<(Vec<u64>, u64), String> {
-    use reactive::bench::LatencySource::{Iter, Range};
-    if let Some((source, prefetch)) = match variant {
-        "reactive" => Some((Range, BOUND)),
-        "reactive-p1" => Some((Range, 1)),
-        "reactive-iter-p1" => Some((Iter, 1)),
-        _ => None,
-    } {
-        let s = reactive::Scheduler::parallel(2);
+/// One run's latencies (ns, arrival order) and how many elements crossed threads; `Err`
+/// when the run lost, reordered or duplicated an element (or could not run).
+fn one_run(cell: &Cell) -> Result<(Vec<u64>, u64), String> {
+    let n = cell.n;
+    let one = cell.demand == Demand::OneByOne;
+    if let Some((source, prefetch)) = cell.variant.reactive() {
+        let s = cell.scheduler.ok_or("a reactive cell without a scheduler")?.make(cell.workers);
         let r = reactive::bench::publish_on_latency(
             source,
             n,
@@ -151,7 +326,7 @@ fn one_run(variant: &str, n: u64, one: bool) -> Result<(Vec<u64>, u64), String> 
         return Ok((r.lat, r.crossed));
     }
     let settings = Settings {
-        variant: variant.to_string(),
+        variant: cell.variant.name().to_string(),
         wait: Some("blocking".into()),
         ring_size: BOUND,
         capacity: Some(BOUND),
@@ -161,192 +336,317 @@ fn one_run(variant: &str, n: u64, one: bool) -> Result<(Vec<u64>, u64), String> 
     variants::dispatch(&settings, Job { n, one_by_one: one })?.map(|lat| (lat, n))
 }
 
-pub fn cell(spec: &XSpec) -> Result<Value, String> {
-    let variant = spec.param_str("variant")?;
-    let one = match spec.param_str("mode")? {
-        "bulk" => false,
-        "one-by-one" => true,
-        m => return Err(format!("mode '{m}'; valid: bulk, one-by-one")),
-    };
-    let mut all = hist();
-    let mut per_run = Vec::new();
-    let mut crossed = 0;
-    for i in 0..spec.warmup + spec.runs {
-        let (lat, c) =
-            one_run(variant, spec.elements, one).map_err(|e| format!("INVALID run {i}: {e}"))?;
-        if i < spec.warmup {
-            continue;
+/// The values in the order given, each once.
+fn distinct<T: PartialEq + Copy>(xs: &[T]) -> Vec<T> {
+    let mut out = Vec::new();
+    for x in xs {
+        if !out.contains(x) {
+            out.push(*x);
         }
-        crossed += c;
-        let mut h = hist();
-        for &x in &lat {
-            h.record(x.max(1)).map_err(|e| format!("histogram: {e}"))?;
-        }
-        per_run.push(percentiles(&h));
-        all.add(&h).map_err(|e| format!("histogram: {e}"))?;
     }
-    Ok(json!({"all": percentiles(&all), "per_run": per_run, "crossed": crossed}))
+    out
 }
 
-fn us(v: &Value) -> String {
-    v.as_f64().map(|ns| format!("{:.1}", ns / 1e3)).unwrap_or_else(|| "-".into())
+fn label(v: Variant, s: Option<Sched>) -> String {
+    match s {
+        Some(s) => format!("{}[{}]", v.name(), s.name()),
+        None => v.name().to_string(),
+    }
 }
 
-pub fn run(o: &Opts) -> Result<i32, String> {
-    let n = o.elements.unwrap_or(DEFAULT_N);
-    let (dir, default) = common::run_dir(o)?;
-    let exe = common::lab_exe()?;
-    let env = common::environment(o, n, "off", "off");
-    let cores = env.cores;
-    let mut t = XTable::new(
-        &format!(
-            "Handoff latency, µs (N = {n} per run, {} measured runs after {} warm-ups, all \
-             measured elements in one HDR histogram)",
-            o.runs, o.warmup
-        ),
-        &[
-            "variant",
-            "demand",
-            "p50",
-            "p90",
-            "p99",
-            "p99.9",
-            "max",
-            "p50 per run (min–max)",
-            "elements",
-            "crossed threads",
-        ],
-    );
-    t.note = Some(format!(
-        "Bound {BOUND} everywhere it applies (publish_on prefetch, the locked queue's \
-         capacity, the ring's size; the naive buffer is unbounded), except reactive-p1 \
-         (publish_on prefetch 1); ring wait: blocking; reactive on Scheduler::parallel(2); \
-         {cores} cores."
-    ));
-    let mut rows = Vec::new();
-    let mut invalid = false;
-    let mut one_reactive: Vec<(String, Value)> = Vec::new();
-    let total = VARIANTS.len() * MODES.len();
-    let mut k = 0;
-    for v in VARIANTS {
-        for m in MODES {
-            k += 1;
-            let spec = XSpec {
-                experiment: o.experiment.clone(),
-                workload: format!("{v}-{m}"),
-                elements: n,
-                warmup: o.warmup,
-                runs: o.runs,
-                params: json!({"variant": v, "mode": m}),
-                trace_file: None,
-                heap_file: None,
+impl Experiment for PublishOnLatency {
+    const NAME: &'static str = "publish-on-latency";
+    const ABOUT: &'static str = "seed 000's publishOn latency test: publish_on per scheduler \
+        against the locked queue, the ring and the naive buffer, bulk and one-by-one demand; \
+        p50…max per element from HDR histograms, every run checked for loss and order";
+    const DEFAULTS: Defaults =
+        Defaults { rounds: 6, runs: 3, warmup: 2, trace: &[TraceMode::Off], heap: None };
+    type Args = LatencyArgs;
+    type Cell = Cell;
+    type Outcome = LatencyOutcome;
+
+    fn plan(a: &LatencyArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
+        if a.elements == 0 {
+            return Err("--elements must be at least 1 (got 0)".into());
+        }
+        if a.workers == 0 {
+            return Err("--workers must be at least 1 (got 0)".into());
+        }
+        let workers = a.workers as usize;
+        let vs = distinct(&a.variants);
+        let ds = distinct(&a.demand);
+        let mut cells = Vec::new();
+        for &v in &vs {
+            let scheds: Vec<Option<Sched>> = if v.reactive().is_some() {
+                a.scheduler.0.iter().copied().map(Some).collect()
+            } else {
+                vec![None]
             };
-            match common::run_child(&exe, "__xcell", &spec, o.timeout) {
-                Ok(out) => {
-                    let a = &out["all"];
-                    let p50s: Vec<f64> = out["per_run"]
-                        .as_array()
-                        .map(|r| r.iter().filter_map(|x| x["p50"].as_f64()).collect())
-                        .unwrap_or_default();
-                    let lo = p50s.iter().copied().fold(f64::INFINITY, f64::min);
-                    let hi = p50s.iter().copied().fold(0.0, f64::max);
-                    t.rows.push(vec![
-                        v.to_string(),
-                        m.to_string(),
-                        us(&a["p50"]),
-                        us(&a["p90"]),
-                        us(&a["p99"]),
-                        us(&a["p999"]),
-                        us(&a["max"]),
-                        format!("{:.1}–{:.1}", lo / 1e3, hi / 1e3),
-                        a["count"].to_string(),
-                        match (out["crossed"].as_f64(), a["count"].as_f64()) {
-                            (Some(c), Some(t)) if t > 0.0 => format!("{:.1}%", 100.0 * c / t),
-                            _ => "-".into(),
-                        },
-                    ]);
-                    common::progress(
-                        k,
-                        total,
-                        &spec.workload,
-                        &format!("p50 {} µs, p99 {} µs", us(&a["p50"]), us(&a["p99"])),
-                    );
-                    // The idle-latency rows: with prefetch 256, publish_on keeps 256 queued
-                    // whatever the subscriber asks (queueing, reported but not the target).
-                    if v.starts_with("reactive") && v.ends_with("-p1") && *m == "one-by-one" {
-                        one_reactive.push((v.to_string(), a.clone()));
+            for s in scheds {
+                for &d in &ds {
+                    let cell = Cell {
+                        variant: v,
+                        scheduler: s,
+                        workers,
+                        demand: d,
+                        n: a.elements,
+                        warmup: shared.warmup as usize,
+                        runs: shared.runs as usize,
+                    };
+                    let mut c = CellPlan::new(cell, label(v, s), d.name())
+                        .key("variant", v.name())
+                        .key("demand", d.name());
+                    if let Some(s) = s {
+                        c = c.key("scheduler", s.name());
                     }
-                    rows.push(json!({"variant": v, "mode": m, "status": "ok", "latency_ns": a,
-                                     "per_run": out["per_run"], "crossed": out["crossed"]}));
-                }
-                Err(e) => {
-                    invalid = true;
-                    common::progress(k, total, &spec.workload, &e);
-                    t.rows.push(vec![v.to_string(), m.to_string(), format!("INVALID: {e}")]);
-                    rows.push(json!({"variant": v, "mode": m, "status": "invalid", "error": e}));
+                    c.file_stem = format!("{}-{}", c.file_stem, d.name());
+                    c.threads = 1 + s.map_or(1, |s| s.threads(workers));
+                    c.unit = "µs p50";
+                    c.heap = false;
+                    c.trace = false;
+                    cells.push(c);
                 }
             }
         }
+        // Every row against the locked queue (the LinkedBlockingQueue port) of its demand
+        // mode, when it runs; otherwise against the first row.
+        let baseline = if vs.contains(&Variant::Locked) {
+            "locked".to_string()
+        } else {
+            cells[0].label.clone()
+        };
+        Ok(Plan {
+            cells,
+            baseline: Some(baseline),
+            config: json!({"elements": a.elements, "bound": BOUND, "ring_wait": "blocking", "schedulers": a.scheduler, "workers": workers}),
+            input_size: a.elements,
+            notes: Vec::new(),
+        })
     }
-    let mut targets = Vec::new();
-    for (v, a) in &one_reactive {
-        let p = |k: &str| a[k].as_f64().map(|x| x / 1e3);
-        targets.push(XTarget {
-            what: format!("{v} one-by-one p50 ({cores} cores)"),
-            target: "≤ 5 µs (the seed's JVM: 5 µs)".into(),
-            measured: p("p50").map(|x| format!("{x:.1} µs")).unwrap_or("n/a".into()),
-            met: p("p50").map(|x| x <= 5.0),
-        });
-        targets.push(XTarget {
-            what: format!("{v} one-by-one p99 ({cores} cores)"),
-            target: "≤ 11 µs (the seed's JVM: 11 µs)".into(),
-            measured: p("p99").map(|x| format!("{x:.1} µs")).unwrap_or("n/a".into()),
-            met: p("p99").map(|x| x <= 11.0),
-        });
+
+    fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<LatencyOutcome, String> {
+        let mut all = hist();
+        let mut out = LatencyOutcome { warmup: Vec::new(), runs: Vec::new(), all: None };
+        for i in 0..cell.warmup + cell.runs {
+            let run = match one_run(cell) {
+                Ok((lat, crossed)) => {
+                    let mut h = hist();
+                    for &x in &lat {
+                        h.record(x.max(1)).map_err(|e| format!("histogram: {e}"))?;
+                    }
+                    if i >= cell.warmup {
+                        all.add(&h).map_err(|e| format!("histogram: {e}"))?;
+                    }
+                    LatRun {
+                        valid: true,
+                        verdict: "ok".into(),
+                        latency_ns: Some(Percentiles::of(&h)),
+                        crossed,
+                    }
+                }
+                Err(e) => LatRun {
+                    valid: false,
+                    verdict: format!("run {i}: {e}"),
+                    latency_ns: None,
+                    crossed: 0,
+                },
+            };
+            if i < cell.warmup {
+                out.warmup.push(run);
+            } else {
+                out.runs.push(run);
+            }
+            ctx.heartbeat();
+        }
+        out.all = (!all.is_empty()).then(|| Percentiles::of(&all));
+        Ok(out)
     }
-    let r = XResults {
-        experiment: o.experiment.clone(),
-        status: if invalid { "invalid".into() } else { "complete".into() },
-        environment: env,
-        config: json!({"elements": n, "warmup": o.warmup, "runs": o.runs, "bound": BOUND,
-                       "ring_wait": "blocking", "scheduler": "parallel(2)",
-                       "timeout_s": o.timeout.as_secs()}),
-        rows,
-        tables: vec![t],
-        targets,
-        files: Vec::new(),
-        method: vec![
-            "Each variant × demand mode runs in its own child process; warm-up runs are \
-             discarded; every element of the measured runs goes into one HDR histogram."
-                .into(),
-            "Reactive: the stamp is taken in map(), just before publish_on's queue, and read \
-             in the subscriber's on_next on the worker (reactive::bench::publish_on_latency; \
-             stamps into a Vec preallocated for N)."
-                .into(),
-            "Handoffs: stamp just before send, read just after recv, into a preallocated \
-             array; one-by-one = the producer sends element i only after the consumer stored \
-             i into an AtomicU64 acknowledgement (Release/Acquire), spinning on it and \
-             yielding every 64 spins."
-                .into(),
-            "Bulk = as fast as possible: the queue fills up to its bound, so bulk latency \
-             is mostly queueing time (the seed's 100 µs p99.9); one-by-one = idle latency."
-                .into(),
-            "Reactive one-by-one with prefetch 256: publish_on prefetches 256 from the range \
-             whatever the subscriber requests (as Reactor's publishOn does), so stamped \
-             elements still wait in its queue; reactive-p1 (prefetch 1) lets demand reach the \
-             range one element at a time: that row is the idle latency."
-                .into(),
-            "Where the elements are made: Flux.range emits on the thread that requests (as \
-             Reactor's FluxRange), so only the first prefetch is stamped on the subscribing \
-             thread; every later batch is produced by the worker inside its own replenish \
-             request and waits only for the elements queued before it ('crossed threads' \
-             counts the rest). reactive-iter-p1 (Flux.from_iter, which stays on the \
-             subscribing thread) measures the cross-thread path: a producer waiting for \
-             demand and a worker woken per element."
-                .into(),
-            "A run that loses, reorders or duplicates an element is INVALID.".into(),
-        ],
-        notes: Vec::new(),
+
+    fn analyse(a: &LatencyArgs, run: &Finished<Self>, out: &mut Results) {
+        for (row, rec) in out.results.iter_mut().zip(&run.cells) {
+            fill_row(row, rec);
+        }
+        out.tables.push(latency_table(a, out));
+        out.tables.extend(failure_table(out));
+        out.targets = targets(out, out.environment.cores);
+        out.method.extend(method_lines(a));
+    }
+}
+
+/// Per percentile, the median over the valid forks' histograms; max is the largest.
+fn merged(outs: &[&LatencyOutcome]) -> Option<Percentiles> {
+    let ls: Vec<Percentiles> = outs.iter().filter_map(|o| o.all).collect();
+    if ls.is_empty() {
+        return None;
+    }
+    let med = |f: fn(&Percentiles) -> f64| {
+        crate::stats::median(&ls.iter().map(f).collect::<Vec<_>>()).unwrap_or(0.0)
     };
-    common::finish(&dir, default, &r, "")
+    Some(Percentiles {
+        count: ls.iter().map(|l| l.count).sum(),
+        p50: med(|l| l.p50 as f64) as u64,
+        p90: med(|l| l.p90 as f64) as u64,
+        p99: med(|l| l.p99 as f64) as u64,
+        p999: med(|l| l.p999 as f64) as u64,
+        max: ls.iter().map(|l| l.max).max().unwrap_or(0),
+        mean: med(|l| l.mean),
+    })
+}
+
+fn fill_row(row: &mut Row, rec: &CellRecord<PublishOnLatency>) {
+    let c = &rec.plan.cell;
+    let outs: Vec<&LatencyOutcome> = rec.outcomes().collect();
+    let crossed: u64 = outs.iter().flat_map(|o| o.runs.iter().map(|r| r.crossed)).sum();
+    let fork_p50s: Vec<f64> = outs.iter().filter_map(|o| o.all.map(|l| l.p50 as f64)).collect();
+    let lat = merged(&outs);
+    let d = &mut row.detail;
+    d.insert("variant".into(), json!(c.variant.name()));
+    d.insert("scheduler".into(), json!(c.scheduler.map(Sched::name)));
+    d.insert("mode".into(), json!(c.demand.name()));
+    d.insert("elements_per_run".into(), json!(c.n));
+    d.insert("latency_ns".into(), json!(lat));
+    d.insert("fork_p50_ns".into(), json!(fork_p50s));
+    d.insert("crossed".into(), json!(crossed));
+    d.insert(
+        "crossed_pct".into(),
+        json!(lat.filter(|l| l.count > 0).map(|l| 100.0 * crossed as f64 / l.count as f64)),
+    );
+}
+
+fn us(ns: u64) -> String {
+    fmt_num(ns as f64 / 1e3)
+}
+
+fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
+    let baseline = r.ratios.first().map(|x| x.baseline.clone()).unwrap_or_default();
+    let mut t = Table::new(
+        format!("Handoff latency, µs (N = {} per run; per fork one HDR histogram of its measured elements; percentiles: the median over forks)", a.elements),
+        &["variant", "demand", "status", "p50 (row score) [interval]", "p90", "p99", "p99.9", "max", "fork p50 (min–max)", "elements", "crossed threads"],
+    );
+    t.header.push(format!("vs {baseline} (p50, paired)"));
+    for x in &r.results {
+        let mode = x.detail::<String>("mode").unwrap_or_default();
+        let mut line = vec![x.label.clone(), mode.clone(), x.status.word().to_string()];
+        match x.detail::<Percentiles>("latency_ns").filter(|_| x.status == Status::Ok) {
+            Some(l) => {
+                line.push(match (x.score, x.score_ci) {
+                    (Some(s), Some([lo, hi])) => {
+                        format!("{} [{}, {}]", fmt_num(s), fmt_num(lo), fmt_num(hi))
+                    }
+                    (Some(s), None) => format!("{} [–]", fmt_num(s)),
+                    _ => "–".into(),
+                });
+                line.extend([us(l.p90), us(l.p99), us(l.p999), us(l.max)]);
+                let p50s: Vec<f64> = x.detail("fork_p50_ns").unwrap_or_default();
+                let lo = p50s.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = p50s.iter().copied().fold(0.0, f64::max);
+                line.push(format!("{}–{}", fmt_num(lo / 1e3), fmt_num(hi / 1e3)));
+                line.push(l.count.to_string());
+                line.push(
+                    x.detail::<f64>("crossed_pct").map_or("–".into(), |p| format!("{p:.1}%")),
+                );
+            }
+            None => {
+                line.push(x.error.clone().unwrap_or_default());
+                line.extend(std::iter::repeat_n("–".to_string(), 7));
+            }
+        }
+        let ratio = r.ratios.iter().find(|q| q.variant == x.label && q.group == mode);
+        line.push(
+            ratio.map_or(
+                if x.label == baseline { "baseline".into() } else { "–".into() },
+                Ratio::text,
+            ),
+        );
+        t.rows.push(line);
+    }
+    t.note = Some(format!(
+        "Bound {BOUND} everywhere it applies (publish_on prefetch, the locked queue's capacity, \
+         the ring's size; the naive buffer is unbounded), except the -p1 rows (publish_on \
+         prefetch 1); ring wait: blocking; reactive rows labelled with their scheduler \
+         ({} worker(s) for parallel and rayon). The ratio is the baseline's p50 / the row's \
+         within each round (> 1: the row's median latency is lower).",
+        a.workers
+    ));
+    t
+}
+
+fn failure_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "Failures (left out of every statistic)",
+        &["variant", "demand", "status", "what", "stderr (tail)"],
+    );
+    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
+        t.rows.push(vec![
+            x.label.clone(),
+            x.group.clone(),
+            x.status.word().into(),
+            x.error.clone().unwrap_or_default(),
+            x.stderr_tail.clone().unwrap_or_default(),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// The seed's idle-latency targets, on the rows where demand reaches the source one by
+/// one (the -p1 rows, one-by-one): with prefetch 256 publish_on keeps 256 queued whatever
+/// the subscriber asks, which is queueing, reported but not the target.
+fn targets(r: &Results, cores: usize) -> Vec<Target> {
+    let mut out = Vec::new();
+    for x in &r.results {
+        let v = x.detail::<String>("variant").unwrap_or_default();
+        if !(v.starts_with("reactive") && v.ends_with("-p1") && x.group == "one-by-one") {
+            continue;
+        }
+        let l = x.detail::<Percentiles>("latency_ns").filter(|_| x.status == Status::Ok);
+        for (name, limit, f) in [
+            ("p50", 5.0, (|l: &Percentiles| l.p50) as fn(&Percentiles) -> u64),
+            ("p99", 11.0, |l| l.p99),
+        ] {
+            let m = l.as_ref().map(|l| f(l) as f64 / 1e3);
+            out.push(Target {
+                what: format!("{} one-by-one {name} ({cores} cores)", x.label),
+                target: format!("≤ {limit} µs (the seed's JVM: {limit} µs)"),
+                measured: m.map_or("n/a".into(), |m| format!("{} µs", fmt_num(m))),
+                met: m.map(|m| m <= limit),
+            });
+        }
+    }
+    out
+}
+
+fn method_lines(a: &LatencyArgs) -> Vec<String> {
+    let w = a.workers as usize;
+    let scheds: Vec<String> = a.scheduler.0.iter().map(|s| s.describe(w)).collect();
+    vec![
+        format!(
+            "Reactive rows run on {} (a fresh scheduler per run, disposed after it); the stamp \
+             is taken in map(), just before publish_on's queue, and read in the subscriber's \
+             on_next on the worker (reactive::bench::publish_on_latency; stamps into a Vec \
+             preallocated for N).",
+            scheds.join(", ")
+        ),
+        "Handoffs: stamp just before send, read just after recv, into a preallocated array; \
+         one-by-one = the producer sends element i only after the consumer stored i into an \
+         AtomicU64 acknowledgement (Release/Acquire), spinning on it and yielding every 64 \
+         spins."
+            .into(),
+        "Bulk = as fast as possible: the queue fills up to its bound, so bulk latency is mostly \
+         queueing time (the seed's 100 µs p99.9); one-by-one = idle latency."
+            .into(),
+        "Reactive one-by-one with prefetch 256: publish_on prefetches 256 from the range \
+         whatever the subscriber requests (as Reactor's publishOn does), so stamped elements \
+         still wait in its queue; reactive-p1 (prefetch 1) lets demand reach the range one \
+         element at a time: that row is the idle latency."
+            .into(),
+        "Where the elements are made: Flux.range emits on the thread that requests (as \
+         Reactor's FluxRange), so only the first prefetch is stamped on the subscribing \
+         thread; every later batch is produced by the worker inside its own replenish request \
+         and waits only for the elements queued before it ('crossed threads' counts the \
+         rest). reactive-iter-p1 (Flux.from_iter, which stays on the subscribing thread) \
+         measures the cross-thread path: a producer waiting for demand and a worker woken per \
+         element."
+            .into(),
+        "A run that loses, reorders or duplicates an element is INVALID, warm-ups included.".into(),
+    ]
 }

@@ -1,13 +1,28 @@
 //! The experiments: one file (or folder) each, registered by one line in [`ALL`].
 
+mod alloc;
+mod backpressure;
 mod disruptor_vs_lbq;
+mod latency;
+mod schedulers;
+mod subscribe;
 
 use crate::experiment::{Entry, Registered};
 
+pub use alloc::AllocPooledVsUnpooled;
+pub use backpressure::{seed_case, BackpressureBuffer, Outcome};
 pub use disruptor_vs_lbq::DisruptorVsLbq;
+pub use latency::PublishOnLatency;
+pub use subscribe::SubscribeOverhead;
 
 /// Every experiment, in the order `lab list` shows them.
-pub static ALL: &[&dyn Registered] = &[&Entry::<DisruptorVsLbq>::NEW];
+pub static ALL: &[&dyn Registered] = &[
+    &Entry::<DisruptorVsLbq>::NEW,
+    &Entry::<SubscribeOverhead>::NEW,
+    &Entry::<PublishOnLatency>::NEW,
+    &Entry::<BackpressureBuffer>::NEW,
+    &Entry::<AllocPooledVsUnpooled>::NEW,
+];
 
 /// The experiment called `name`.
 pub fn find(name: &str) -> Option<&'static dyn Registered> {

@@ -1,227 +1,446 @@
 //! `subscribe-overhead`: seed 000's first table, timed with a nanosecond clock.
 //!
-//! Four workloads, each in its own child: `Flux.range(1, N)` summed (one subscription, N
-//! *elements*), `Mono.just(1)` subscribed N times and the hand-written publisher subscribed
-//! N times (N *subscriptions*), and the reactive issue's throughput case `Flux.range(1, N)
-//! → publish_on(single, 256) → sum` (N elements through the operator's queue, the sum on
-//! the worker). Each run's result is checked against its closed form (`N(N+1)/2`, or `N`);
-//! a wrong result makes the run INVALID.
+//! Workloads, each cell its own child per round: `Flux.range(1, N)` summed (one
+//! subscription, N *elements*), `Mono.just(1)` subscribed N times and the hand-written
+//! publisher subscribed N times (N *subscriptions*), and the reactive issue's throughput
+//! case `Flux.range(1, N) → publish_on(scheduler, 256) → sum` (N elements through the
+//! operator's queue, the sum on the worker), one row per `--scheduler`. Each run's result
+//! is checked against its closed form (`N(N+1)/2`, or `N`); a wrong result makes the run,
+//! and so its row, INVALID.
 
-use super::common::{self, f64s, jmh, Opts, XResults, XSpec, XTable, XTarget};
+use super::schedulers::{self, Sched, Schedulers};
+use crate::experiment::{
+    size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, TraceMode,
+};
+use crate::protocol::Ctx;
+use crate::results::{Results, Row, Status, Table, Target};
+use crate::runner::{CellRecord, Finished};
 use crate::stats::Summary;
-use serde_json::{json, Value};
-use std::time::Instant;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::time::{Duration, Instant};
 
-/// (workload, what one op is, target ns/op or for the range the whole run in ns, label).
-const WORKLOADS: &[(&str, &str, &str)] = &[
-    ("flux-range", "element", "Flux.range(1, N) summed (one subscription)"),
-    ("mono-just", "subscription", "Mono.just(1) subscribed N times"),
-    ("hand-written", "subscription", "hand-written SyncSinglePublisher subscribed N times"),
-    ("publish-on", "element", "Flux.range(1, N) → publish_on(single, 256) → sum"),
-];
+/// The experiment.
+#[derive(Debug)]
+pub struct SubscribeOverhead;
 
-/// `range → publish_on(single, 256) → sum` on one `single` scheduler per child process;
-/// `u64::MAX` (never a valid sum here) if the pipeline failed.
-fn publish_on_sum(n: u64) -> u64 {
-    static SINGLE: std::sync::OnceLock<reactive::Scheduler> = std::sync::OnceLock::new();
-    let s = SINGLE.get_or_init(reactive::Scheduler::single);
-    let timeout = std::time::Duration::from_secs(60);
-    reactive::bench::publish_on_sum(n, s, reactive::DEFAULT_PREFETCH, timeout).unwrap_or(u64::MAX)
+/// Its options.
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct SubscribeArgs {
+    /// N: elements of the range, subscriptions of the subscribe loops (a number or a size
+    /// like 1M).
+    #[arg(long, value_parser = size, default_value = "1M")]
+    pub elements: u64,
+    /// Schedulers of the publish-on row, one row each: single, parallel, rayon, a comma
+    /// list, or all.
+    #[arg(long, value_parser = schedulers::parse, default_value = "single")]
+    pub scheduler: Schedulers,
+    /// Threads of the parallel and rayon schedulers (single has one).
+    #[arg(long, value_parser = size, default_value = "2")]
+    pub workers: u64,
 }
 
-const DEFAULT_N: u64 = 1_000_000;
+/// A workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workload {
+    /// `Flux.range(1, N)` summed.
+    FluxRange,
+    /// `Mono.just(1)` subscribed N times.
+    MonoJust,
+    /// The hand-written `SyncSinglePublisher` subscribed N times.
+    HandWritten,
+    /// `Flux.range(1, N) → publish_on(scheduler, 256) → sum`.
+    PublishOn,
+}
 
-pub fn cell(spec: &XSpec) -> Result<Value, String> {
-    let n = spec.elements;
-    let (f, expected): (fn(u64) -> u64, u64) = match spec.workload.as_str() {
-        "flux-range" => (reactive::bench::range_sum, reactive::bench::expected_range_sum(n)),
-        "mono-just" => (reactive::bench::mono_just_subscribe, n),
-        "hand-written" => (reactive::bench::hand_written_subscribe, n),
-        "publish-on" => (publish_on_sum, reactive::bench::expected_range_sum(n)),
-        other => return Err(format!("unknown workload '{other}'")),
-    };
-    let mut warm = Vec::new();
-    let mut runs = Vec::new();
-    let mut bad = Vec::new();
-    for i in 0..spec.warmup + spec.runs {
-        let t = Instant::now();
-        let got = f(n);
-        let ns = t.elapsed().as_nanos() as f64;
-        if got != expected {
-            bad.push(format!("run {i}: result {got}, expected {expected}"));
-        }
-        if i < spec.warmup {
-            warm.push(ns);
-        } else {
-            runs.push(ns);
+impl Workload {
+    fn name(self) -> &'static str {
+        match self {
+            Workload::FluxRange => "flux-range",
+            Workload::MonoJust => "mono-just",
+            Workload::HandWritten => "hand-written",
+            Workload::PublishOn => "publish-on",
         }
     }
-    Ok(json!({"warmup_ns": warm, "runs_ns": runs, "invalid": bad, "expected": expected}))
+
+    /// What one op is: the ns/op figures divide by N of these.
+    fn op(self) -> &'static str {
+        match self {
+            Workload::FluxRange | Workload::PublishOn => "element",
+            Workload::MonoJust | Workload::HandWritten => "subscription",
+        }
+    }
+
+    fn what(self, s: Option<Sched>, workers: usize) -> String {
+        match self {
+            Workload::FluxRange => "Flux.range(1, N) summed (one subscription)".into(),
+            Workload::MonoJust => "Mono.just(1) subscribed N times".into(),
+            Workload::HandWritten => "hand-written SyncSinglePublisher subscribed N times".into(),
+            Workload::PublishOn => format!(
+                "Flux.range(1, N) → publish_on({}, 256) → sum",
+                s.map_or("?".into(), |s| s.describe(workers))
+            ),
+        }
+    }
 }
 
-pub fn run(o: &Opts) -> Result<i32, String> {
-    let n = o.elements.unwrap_or(DEFAULT_N);
-    let (dir, default) = common::run_dir(o)?;
-    let exe = common::lab_exe()?;
-    let env = common::environment(o, n, "off", "off");
-    let mut rows = Vec::new();
-    let mut t = XTable::new(
-        &format!(
-            "Subscribe overhead (N = {n}; median of {} runs after {} warm-ups)",
-            o.runs, o.warmup
-        ),
-        &[
-            "workload",
-            "unit",
-            "run ms (median)",
-            "ns/op median",
-            "ns/op min",
-            "ns/op max",
-            "ops/s (median)",
-            "mean ± 99.9% CI ns/op",
-            "sd",
-        ],
+/// What a child runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    /// The workload.
+    pub workload: Workload,
+    /// The publish-on row's scheduler.
+    pub scheduler: Option<Sched>,
+    /// Threads of parallel and rayon.
+    pub workers: usize,
+    /// N.
+    pub n: u64,
+    /// Warm-up runs.
+    pub warmup: usize,
+    /// Measured runs.
+    pub runs: usize,
+}
+
+/// One run: its time and the result it computed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
+    /// Wall time of the run, ns.
+    pub ns: f64,
+    /// What the workload returned (`u64::MAX` when publish_on failed or timed out).
+    pub result: u64,
+}
+
+/// What a child returns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SubscribeOutcome {
+    /// N.
+    pub n: u64,
+    /// The closed form every run's result must equal.
+    pub expected: u64,
+    /// Warm-up runs (checked, not measured).
+    pub warmup: Vec<Run>,
+    /// Measured runs.
+    pub runs: Vec<Run>,
+}
+
+impl SubscribeOutcome {
+    fn check(&self, r: &Run) -> Measured {
+        let valid = r.result == self.expected;
+        Measured {
+            value: r.ns / self.n.max(1) as f64,
+            valid,
+            verdict: if valid {
+                "ok".into()
+            } else {
+                format!("result {}, expected {}", r.result, self.expected)
+            },
+        }
+    }
+}
+
+impl Outcome for SubscribeOutcome {
+    /// ns per op (element or subscription).
+    fn measured(&self) -> Vec<Measured> {
+        self.runs.iter().map(|r| self.check(r)).collect()
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.warmup
+            .iter()
+            .chain(&self.runs)
+            .map(|r| self.check(r))
+            .find(|m| !m.valid)
+            .map(|m| m.verdict)
+    }
+}
+
+/// The label of a row: the workload, with its scheduler for publish-on.
+fn label(w: Workload, s: Option<Sched>) -> String {
+    match s {
+        Some(s) => format!("{}[{}]", w.name(), s.name()),
+        None => w.name().to_string(),
+    }
+}
+
+impl Experiment for SubscribeOverhead {
+    const NAME: &'static str = "subscribe-overhead";
+    const ABOUT: &'static str = "seed 000's subscribe table: Flux.range summed, Mono.just and a \
+        hand-written publisher subscribed N times, range → publish_on → sum per scheduler; \
+        ns per element or subscription, each run's result checked";
+    const DEFAULTS: Defaults =
+        Defaults { rounds: 6, runs: 5, warmup: 3, trace: &[TraceMode::Off], heap: None };
+    type Args = SubscribeArgs;
+    type Cell = Cell;
+    type Outcome = SubscribeOutcome;
+
+    fn plan(a: &SubscribeArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
+        if a.elements == 0 {
+            return Err("--elements must be at least 1 (got 0)".into());
+        }
+        if a.workers == 0 {
+            return Err("--workers must be at least 1 (got 0)".into());
+        }
+        let workers = a.workers as usize;
+        let mut specs: Vec<(Workload, Option<Sched>)> = vec![
+            (Workload::FluxRange, None),
+            (Workload::MonoJust, None),
+            (Workload::HandWritten, None),
+        ];
+        specs.extend(a.scheduler.0.iter().map(|s| (Workload::PublishOn, Some(*s))));
+        let cells = specs
+            .into_iter()
+            .map(|(w, s)| {
+                let cell = Cell {
+                    workload: w,
+                    scheduler: s,
+                    workers,
+                    n: a.elements,
+                    warmup: shared.warmup as usize,
+                    runs: shared.runs as usize,
+                };
+                // Rows of different workloads measure different ops: only the publish-on
+                // rows (one per scheduler) share a group and are compared.
+                let mut c = CellPlan::new(cell, label(w, s), w.name()).key("workload", w.name());
+                if let Some(s) = s {
+                    c = c.key("scheduler", s.name());
+                    c.threads = 1 + s.threads(workers);
+                }
+                c.unit = "ns/op";
+                c.heap = false;
+                c.trace = false;
+                c
+            })
+            .collect::<Vec<_>>();
+        // The publish-on rows against the first scheduler given (single by default).
+        let baseline =
+            (a.scheduler.0.len() > 1).then(|| label(Workload::PublishOn, Some(a.scheduler.0[0])));
+        Ok(Plan {
+            cells,
+            baseline,
+            config: json!({"elements": a.elements, "schedulers": a.scheduler, "workers": workers, "prefetch": reactive::DEFAULT_PREFETCH}),
+            input_size: a.elements,
+            notes: Vec::new(),
+        })
+    }
+
+    fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<SubscribeOutcome, String> {
+        let n = cell.n;
+        let timeout = Duration::from_secs(60);
+        // One scheduler per child, made before the first run and disposed after the last,
+        // so no run pays for starting its threads.
+        let sched = cell.scheduler.map(|s| s.make(cell.workers));
+        let publish_on = |n: u64| match &sched {
+            Some(s) => reactive::bench::publish_on_sum(n, s, reactive::DEFAULT_PREFETCH, timeout)
+                .unwrap_or(u64::MAX),
+            None => u64::MAX,
+        };
+        let (expected, f): (u64, &dyn Fn(u64) -> u64) = match cell.workload {
+            Workload::FluxRange => {
+                (reactive::bench::expected_range_sum(n), &reactive::bench::range_sum)
+            }
+            Workload::MonoJust => (n, &reactive::bench::mono_just_subscribe),
+            Workload::HandWritten => (n, &reactive::bench::hand_written_subscribe),
+            Workload::PublishOn => (reactive::bench::expected_range_sum(n), &publish_on),
+        };
+        let mut out = SubscribeOutcome { n, expected, warmup: Vec::new(), runs: Vec::new() };
+        for i in 0..cell.warmup + cell.runs {
+            let t = Instant::now();
+            let result = f(n);
+            let run = Run { ns: t.elapsed().as_nanos() as f64, result };
+            if i < cell.warmup {
+                out.warmup.push(run);
+            } else {
+                out.runs.push(run);
+            }
+            ctx.heartbeat();
+        }
+        if let Some(s) = sched {
+            s.dispose().map_err(|e| format!("disposing the scheduler: {e}"))?;
+        }
+        Ok(out)
+    }
+
+    fn analyse(a: &SubscribeArgs, run: &Finished<Self>, out: &mut Results) {
+        for (row, rec) in out.results.iter_mut().zip(&run.cells) {
+            fill_row(row, rec);
+        }
+        out.tables.push(main_table(a, out));
+        out.tables.extend(failure_table(out));
+        out.targets = targets(out);
+        out.method.extend(method_lines(a));
+    }
+}
+
+fn fill_row(row: &mut Row, rec: &CellRecord<SubscribeOverhead>) {
+    let c = &rec.plan.cell;
+    let outs: Vec<&SubscribeOutcome> = rec.outcomes().collect();
+    let runs_ns: Vec<f64> = rec
+        .forks
+        .iter()
+        .filter_map(|f| f.outcome.as_ref())
+        .flat_map(|o| o.runs.iter().map(|r| r.ns))
+        .collect();
+    let per_op: Vec<f64> =
+        outs.iter().flat_map(|o| o.runs.iter().map(|r| r.ns / c.n as f64)).collect();
+    let summary = Summary::of(&per_op);
+    let d = &mut row.detail;
+    d.insert("workload".into(), json!(c.workload.name()));
+    d.insert("scheduler".into(), json!(c.scheduler.map(Sched::name)));
+    d.insert("op".into(), json!(c.workload.op()));
+    d.insert("what".into(), json!(c.workload.what(c.scheduler, c.workers)));
+    d.insert("n".into(), json!(c.n));
+    d.insert("expected_result".into(), json!(outs.first().map(|o| o.expected)));
+    d.insert("runs_ns".into(), json!(runs_ns));
+    d.insert("ns_per_op".into(), json!(summary));
+    d.insert("ops_per_s".into(), json!(row.score.filter(|s| *s > 0.0).map(|s| 1e9 / s)));
+    d.insert("run_ms".into(), json!(row.score.map(|s| s * c.n as f64 / 1e6)));
+}
+
+fn ratio_text(r: &Results, label: &str) -> String {
+    match r.ratios.iter().find(|x| x.variant == label) {
+        Some(x) => x.text(),
+        None if r.ratios.iter().any(|x| x.baseline == label) => "baseline".into(),
+        None => "–".into(),
+    }
+}
+
+fn main_table(a: &SubscribeArgs, r: &Results) -> Table {
+    let baseline = r.ratios.first().map(|x| x.baseline.clone());
+    let mut t = Table::new(
+        format!("Subscribe overhead (N = {}; a fork's score is the median of its runs, a row's the median over forks)", a.elements),
+        &["workload", "what", "op", "status", "ns/op [interval]", "run ms", "ops/s", "mean ± 99.9% CI ns/op (all runs)", "sd", "forks"],
     );
+    if let Some(b) = &baseline {
+        t.header.push(format!("vs {b} (throughput, paired)"));
+    }
+    for x in &r.results {
+        let w: Option<Workload> =
+            x.detail("workload").and_then(|w: String| serde_json::from_value(json!(w)).ok());
+        let op = w.map_or("?", Workload::op);
+        let s: Option<Summary> = x.detail("ns_per_op");
+        let what = x.detail::<String>("what").unwrap_or_default();
+        let mut line = vec![x.label.clone(), what, op.to_string(), x.status.word().to_string()];
+        if x.status != Status::Ok {
+            line.push(x.error.clone().unwrap_or_default());
+            line.extend(std::iter::repeat_n("–".to_string(), 5));
+        } else {
+            line.push(match (x.score, x.score_ci) {
+                (Some(m), Some([lo, hi])) => format!("{m:.3} [{lo:.3}, {hi:.3}]"),
+                (Some(m), None) => format!("{m:.3} [–]"),
+                _ => "–".into(),
+            });
+            line.push(x.detail::<f64>("run_ms").map_or("–".into(), |m| format!("{m:.3}")));
+            line.push(
+                x.detail::<f64>("ops_per_s").map_or("–".into(), |o| format!("{o:.3e} {op}s/s")),
+            );
+            line.push(s.as_ref().map_or("–".into(), |s| match s.ci999_half {
+                Some(h) => format!("{:.3} ± {h:.3}", s.mean),
+                None => format!("{:.3} ± n/a", s.mean),
+            }));
+            line.push(s.as_ref().map_or("–".into(), |s| format!("{:.3}", s.stddev)));
+            line.push(format!("{}/{}", x.fork_scores().len(), x.forks.len()));
+        }
+        if baseline.is_some() {
+            line.push(ratio_text(r, &x.label));
+        }
+        t.rows.push(line);
+    }
     t.note = Some(
         "ns/op = run time / N, where an op is one element (range, publish-on) or one subscription \
-         (Mono.just, hand-written): the units differ, as the seed warns."
+         (Mono.just, hand-written): the units differ, as the seed warns. The interval is the \
+         order-statistic interval of the median over forks (from 6 forks)."
             .into(),
     );
-    let mut targets = Vec::new();
-    let mut invalid = false;
-    for (i, (w, unit, label)) in WORKLOADS.iter().enumerate() {
-        let spec = XSpec {
-            experiment: o.experiment.clone(),
-            workload: w.to_string(),
-            elements: n,
-            warmup: o.warmup,
-            runs: o.runs,
-            params: Value::Null,
-            trace_file: None,
-            heap_file: None,
-        };
-        let out = common::run_child(&exe, "__xcell", &spec, o.timeout);
-        let (row, per_op_median, run_median) = match out {
-            Ok(v) => {
-                let bad: Vec<String> = v["invalid"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
-                    .unwrap_or_default();
-                let runs = f64s(&v["runs_ns"]);
-                let per_op: Vec<f64> = runs.iter().map(|ns| ns / n as f64).collect();
-                let summary = Summary::of(&per_op).filter(|_| bad.is_empty());
-                if let Some(s) = summary {
-                    let run_med = Summary::of(&runs).expect("non-empty").median;
-                    let [mean, ci, _, _, sd] = jmh(&s, 3);
-                    t.rows.push(vec![
-                        label.to_string(),
-                        unit.to_string(),
-                        format!("{:.3}", run_med / 1e6),
-                        format!("{:.3}", s.median),
-                        format!("{:.3}", s.min),
-                        format!("{:.3}", s.max),
-                        format!("{:.3e} {unit}s/s", 1e9 / s.median),
-                        format!("{mean} {ci}"),
-                        sd,
-                    ]);
-                    common::progress(
-                        i + 1,
-                        WORKLOADS.len(),
-                        w,
-                        &format!("{:.3} ns/{unit}", s.median),
-                    );
-                    (
-                        json!({"workload": w, "label": label, "unit": unit, "status": "ok",
-                               "n": n, "runs_ns": runs, "warmup_ns": v["warmup_ns"],
-                               "ns_per_op": s, "ops_per_s_median": 1e9 / s.median,
-                               "expected_result": v["expected"]}),
-                        Some(s.median),
-                        Some(run_med),
-                    )
-                } else {
-                    invalid = true;
-                    t.rows.push(vec![
-                        label.to_string(),
-                        unit.to_string(),
-                        format!("INVALID: {}", bad.join("; ")),
-                    ]);
-                    (
-                        json!({"workload": w, "status": "invalid", "errors": bad, "raw": v}),
-                        None,
-                        None,
-                    )
-                }
-            }
-            Err(e) => {
-                invalid = true;
-                t.rows.push(vec![label.to_string(), unit.to_string(), format!("FAILED: {e}")]);
-                (json!({"workload": w, "status": "failed", "error": e}), None, None)
-            }
-        };
-        rows.push(row);
-        let target = match *w {
-            "flux-range" => {
-                let ms = run_median.map(|x| x / 1e6 * 1e6 / n as f64);
-                XTarget {
-                    what: "Flux.range(1M) summed, run time scaled to 1M elements".into(),
-                    target: "≤ 1 ms (the seed's JVM: 6 ms)".into(),
-                    measured: ms.map(|m| format!("{m:.3} ms")).unwrap_or("n/a".into()),
-                    met: ms.map(|m| m <= 1.0),
-                }
-            }
-            "mono-just" => XTarget {
+    t
+}
+
+fn failure_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "Failures (left out of every statistic)",
+        &["workload", "status", "what", "stderr (tail)"],
+    );
+    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
+        t.rows.push(vec![
+            x.label.clone(),
+            x.status.word().into(),
+            x.error.clone().unwrap_or_default(),
+            x.stderr_tail.clone().unwrap_or_default(),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// The seed's and the reactive issue's targets, on the rows' scores (`None`: not decided,
+/// the row failed).
+fn targets(r: &Results) -> Vec<Target> {
+    let mut out = Vec::new();
+    for x in &r.results {
+        let ok = x.score.filter(|_| x.status == Status::Ok);
+        let workload = x.detail::<String>("workload").unwrap_or_default();
+        let t = match workload.as_str() {
+            // ns per element × 1M elements / 1e6 ns per ms: the run time scaled to 1M, in ms.
+            "flux-range" => Target {
+                what: "Flux.range(1M) summed, run time scaled to 1M elements".into(),
+                target: "≤ 1 ms (the seed's JVM: 6 ms)".into(),
+                measured: ok.map_or("n/a".into(), |m| format!("{m:.3} ms")),
+                met: ok.map(|m| m <= 1.0),
+            },
+            "mono-just" => Target {
                 what: "Mono.just subscribed".into(),
                 target: "≤ 5 ns/subscription (the seed's JVM: 24 ns)".into(),
-                measured: per_op_median.map(|m| format!("{m:.3} ns")).unwrap_or("n/a".into()),
-                met: per_op_median.map(|m| m <= 5.0),
+                measured: ok.map_or("n/a".into(), |m| format!("{m:.3} ns")),
+                met: ok.map(|m| m <= 5.0),
             },
-            "publish-on" => {
-                let rate = per_op_median.map(|ns| 1e3 / ns);
-                XTarget {
-                    what: "range → publish_on(single, 256) → sum".into(),
-                    target: "≥ 50 M elements/s (the reactive issue's target)".into(),
-                    measured: rate.map(|r| format!("{r:.1} M elements/s")).unwrap_or("n/a".into()),
-                    met: rate.map(|r| r >= 50.0),
-                }
-            }
-            _ => XTarget {
+            "hand-written" => Target {
                 what: "hand-written publisher subscribed".into(),
                 target: "≤ 2 ns/subscription (the seed's JVM: 6 ns)".into(),
-                measured: per_op_median.map(|m| format!("{m:.3} ns")).unwrap_or("n/a".into()),
-                met: per_op_median.map(|m| m <= 2.0),
+                measured: ok.map_or("n/a".into(), |m| format!("{m:.3} ns")),
+                met: ok.map(|m| m <= 2.0),
             },
+            _ => {
+                let rate = ok.filter(|m| *m > 0.0).map(|ns| 1e3 / ns);
+                Target {
+                    what: format!("{}: range → publish_on(256) → sum", x.label),
+                    target: "≥ 50 M elements/s (the reactive crate's throughput target)".into(),
+                    measured: rate.map_or("n/a".into(), |m| format!("{m:.1} M elements/s")),
+                    met: rate.map(|m| m >= 50.0),
+                }
+            }
         };
-        targets.push(target);
+        out.push(t);
     }
-    let r = XResults {
-        experiment: o.experiment.clone(),
-        status: if invalid { "invalid".into() } else { "complete".into() },
-        environment: env,
-        config: json!({"elements": n, "warmup": o.warmup, "runs": o.runs, "timeout_s": o.timeout.as_secs()}),
-        rows,
-        tables: vec![t],
-        targets,
-        files: Vec::new(),
-        method: vec![
-            "Each workload runs in its own child process (`lab __xcell`), warm-up runs first, \
-             then measured runs; every run is timed with std::time::Instant (ns resolution)."
-                .into(),
-            "Each run's result is checked: the range's sum must equal N(N+1)/2, the subscribe \
-             loops must deliver N (one element of value 1 per subscription); a wrong result \
-             makes the workload INVALID."
-                .into(),
-            "The workloads are reactive::bench::{range_sum, mono_just_subscribe, \
-             hand_written_subscribe, publish_on_sum}; every element of the synchronous \
-             workloads passes through black_box so the sum is not folded into its closed form."
-                .into(),
-            "publish-on: one Scheduler::single per child, prefetch 256; the timed run includes \
-             subscribing and waiting for on_complete. As in Reactor, the range emits on the \
-             thread that requests, so after the first prefetch the worker produces each \
-             replenish batch itself (reactive's docs explain)."
-                .into(),
-            "The Flux.range target is checked on the median run time scaled to 1M elements.".into(),
-        ],
-        notes: Vec::new(),
-    };
-    common::finish(&dir, default, &r, "")
+    out
+}
+
+fn method_lines(a: &SubscribeArgs) -> Vec<String> {
+    let w = a.workers as usize;
+    let scheds: Vec<String> = a.scheduler.0.iter().map(|s| s.describe(w)).collect();
+    vec![
+        "Every run is timed with std::time::Instant (ns resolution); a fork's runs share one \
+         process, warm-ups first."
+            .into(),
+        "Each run's result is checked, warm-ups included: the range's sum must equal \
+         N(N+1)/2, the subscribe loops must deliver N (one element of value 1 per \
+         subscription); a wrong result makes the row INVALID."
+            .into(),
+        "The workloads are reactive::bench::{range_sum, mono_just_subscribe, \
+         hand_written_subscribe, publish_on_sum}; every element of the synchronous workloads \
+         passes through black_box so the sum is not folded into its closed form."
+            .into(),
+        format!(
+            "publish-on: {} ({}), prefetch {}, one scheduler per fork made before its first \
+             run; the timed run includes subscribing and waiting for on_complete. As in \
+             Reactor, the range emits on the thread that requests, so after the first \
+             prefetch the worker produces each replenish batch itself (reactive's docs \
+             explain).",
+            if scheds.len() > 1 { "one row per scheduler" } else { "on" },
+            scheds.join(", "),
+            reactive::DEFAULT_PREFETCH
+        ),
+        "The Flux.range target is checked on the row's ns/element, which is the run time \
+         scaled to 1M elements in ms."
+            .into(),
+    ]
 }
