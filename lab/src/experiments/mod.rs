@@ -1,13 +1,15 @@
 //! The experiments: one file (or folder) each, registered by one line in [`ALL`].
 
 mod disruptor_vs_lbq;
+pub mod trace_overhead;
 
 use crate::experiment::{Entry, Registered};
 
 pub use disruptor_vs_lbq::DisruptorVsLbq;
+pub use trace_overhead::TraceOverhead;
 
 /// Every experiment, in the order `lab list` shows them.
-pub static ALL: &[&dyn Registered] = &[&Entry::<DisruptorVsLbq>::NEW];
+pub static ALL: &[&dyn Registered] = &[&Entry::<DisruptorVsLbq>::NEW, &Entry::<TraceOverhead>::NEW];
 
 /// The experiment called `name`.
 pub fn find(name: &str) -> Option<&'static dyn Registered> {
