@@ -197,7 +197,12 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Failure> {
     if ratios > 0 {
         println!("{rt}");
     }
-    if ra.config != rb.config {
+    let options = |r: &Results| {
+        let mut c = r.config.clone();
+        c["shared"]["out"] = serde_json::Value::Null;
+        c
+    };
+    if options(&ra) != options(&rb) {
         println!("note: the runs' options differ (see config in each results.json); scores are compared as they are.");
     }
     if ra.environment.cpu_model != rb.environment.cpu_model {

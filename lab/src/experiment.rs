@@ -433,8 +433,10 @@ fn method(s: &Shared) -> Vec<String> {
     vec![
         format!(
             "Each cell ran in {} rounds; a round runs every cell once, each as a fresh child \
-             process (a fork, as JMH forks JVMs), in an order rotated by one each round, so \
-             every cell meets the same phases of the machine. Timed forks run one at a time.",
+             process (a fork, as JMH forks JVMs); the cells of a group (the rows a ratio \
+             pairs) run side by side, and both the groups' order and the order within each \
+             group rotate by one each round, so every cell meets the same phases of the \
+             machine. Timed forks run one at a time.",
             s.rounds
         ),
         format!(

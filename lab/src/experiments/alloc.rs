@@ -183,6 +183,7 @@ impl Experiment for AllocPooledVsUnpooled {
             }
         }
         Ok(Plan {
+            pairs: Vec::new(),
             cells,
             // Pooled against unpooled of the same size.
             baseline: Some(Mode::Unpooled.name().into()),

@@ -435,6 +435,7 @@ impl Experiment for BackpressureBuffer {
             c.heap = false;
         }
         Ok(Plan {
+            pairs: Vec::new(),
             cells,
             baseline: None,
             config: json!({"elements": a.elements, "capacities": a.capacities, "rates": a.rates, "service_ns": SERVICE_NS, "seed_elements": SEED_N, "seed_capacity": SEED_CAP}),

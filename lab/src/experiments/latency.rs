@@ -416,6 +416,7 @@ impl Experiment for PublishOnLatency {
             cells[0].label.clone()
         };
         Ok(Plan {
+            pairs: Vec::new(),
             cells,
             baseline: Some(baseline),
             config: json!({"elements": a.elements, "bound": BOUND, "ring_wait": "blocking", "schedulers": a.scheduler, "workers": workers}),

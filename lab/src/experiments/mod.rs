@@ -6,6 +6,7 @@ mod disruptor_vs_lbq;
 mod latency;
 mod schedulers;
 mod subscribe;
+pub mod trace_overhead;
 
 use crate::experiment::{Entry, Registered};
 
@@ -14,6 +15,7 @@ pub use backpressure::{seed_case, BackpressureBuffer, Outcome};
 pub use disruptor_vs_lbq::DisruptorVsLbq;
 pub use latency::PublishOnLatency;
 pub use subscribe::SubscribeOverhead;
+pub use trace_overhead::TraceOverhead;
 
 /// Every experiment, in the order `lab list` shows them.
 pub static ALL: &[&dyn Registered] = &[
@@ -22,6 +24,7 @@ pub static ALL: &[&dyn Registered] = &[
     &Entry::<PublishOnLatency>::NEW,
     &Entry::<BackpressureBuffer>::NEW,
     &Entry::<AllocPooledVsUnpooled>::NEW,
+    &Entry::<TraceOverhead>::NEW,
 ];
 
 /// The experiment called `name`.

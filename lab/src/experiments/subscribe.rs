@@ -217,6 +217,7 @@ impl Experiment for SubscribeOverhead {
         let baseline =
             (a.scheduler.0.len() > 1).then(|| label(Workload::PublishOn, Some(a.scheduler.0[0])));
         Ok(Plan {
+            pairs: Vec::new(),
             cells,
             baseline,
             config: json!({"elements": a.elements, "schedulers": a.scheduler, "workers": workers, "prefetch": reactive::DEFAULT_PREFETCH}),

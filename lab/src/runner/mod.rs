@@ -1,8 +1,9 @@
 //! The one runner: forks in interleaved rounds, then the untimed passes.
 //!
-//! Each round runs every timed cell once, each as a fresh child process (a fork), in an
-//! order rotated by one per round, so that every cell meets the same phases of a noisy
-//! machine. Timed forks run one at a time and nothing else of the lab runs beside them.
+//! Each round runs every timed cell once, each as a fresh child process (a fork); the
+//! groups' order rotates by one each round and so do the cells within each group, which
+//! always run side by side, so that every cell meets the same phases of a noisy machine
+//! and the rows a ratio pairs ran seconds apart. Timed forks run one at a time and nothing else of the lab runs beside them.
 //! After the rounds, the heap and trace passes (untimed) run side by side on a rayon pool
 //! of two. Every child is watched ([`child`]): a heartbeat per run, its process group
 //! killed on a stall or an interrupt. Progress is one bar with an ETA for every
@@ -236,6 +237,28 @@ fn summary(f: &Fork, unit: &str) -> String {
     }
 }
 
+/// The order of round `round`: the groups rotated by one each round, and the cells of each
+/// group rotated within it, so a group's cells (the rows its ratios pair) always run side
+/// by side, each first in turn.
+fn round_order<E: Experiment>(cells: &[CellRecord<E>], timed: &[usize], round: usize) -> Vec<usize> {
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for &i in timed {
+        let g = cells[i].plan.group.as_str();
+        match groups.iter_mut().find(|(name, _)| *name == g) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((g, vec![i])),
+        }
+    }
+    let n = groups.len();
+    (0..n)
+        .flat_map(|k| {
+            let members = &groups[(k + round) % n].1;
+            let m = members.len();
+            (0..m).map(move |j| members[(j + round) % m])
+        })
+        .collect()
+}
+
 /// Runs the plan: rounds of forks, then the passes.
 pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> Finished<E> {
     signal::install();
@@ -269,8 +292,7 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
     let mut interrupted = false;
     let mut given_up: Vec<usize> = Vec::new();
     'rounds: for round in 0..rounds {
-        for slot in 0..timed.len() {
-            let ci = timed[(slot + round) % timed.len()];
+        for (slot, ci) in round_order(&cells, &timed, round).into_iter().enumerate() {
             let c = &cells[ci].plan;
             let what = format!("round {}/{rounds} {} {}", round + 1, c.label, c.group);
             if given_up.contains(&ci) {
@@ -333,7 +355,7 @@ fn run_passes<E: Experiment>(
             rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool of one")
         }
     };
-    let jobs: Vec<(usize, bool, ChildSpec, PathBuf, String)> = passes
+    let jobs: Vec<PassJob> = passes
         .iter()
         .filter(|&&(i, _)| {
             // A cell that hung or crashed in its timed forks gets no untimed pass either.
@@ -359,55 +381,12 @@ fn run_passes<E: Experiment>(
             };
             let program = if heap { heap_bin.expect("heap passes need the binary") } else { exe };
             let what = format!("{} {} {}", if heap { "heap" } else { "trace" }, p.label, p.group);
-            (i, heap, spec, program.to_path_buf(), what.clone() + "\u{0}" + &file)
+            PassJob { cell: i, heap, spec, program: program.to_path_buf(), what, file }
         })
         .collect();
     let results: Vec<(usize, bool, Option<PassRecord<E::Outcome>>)> = pool.install(|| {
         jobs.par_iter()
-            .map(|(i, heap, spec, program, tag)| {
-                let (what, file) = tag.split_once('\u{0}').expect("tagged");
-                if signal::interrupted() {
-                    return (*i, *heap, None);
-                }
-                progress.start(what);
-                let args: Vec<String> =
-                    if *heap { Vec::new() } else { vec!["__child".to_string()] };
-                let end = child::run(program, &args, Some(spec), shared.timeout(), &|_| {});
-                let written = dir.join(file).is_file();
-                let rec = match end {
-                    ChildEnd::Interrupted => return (*i, *heap, None),
-                    ChildEnd::Done { outcome, heap: totals, note } => PassRecord {
-                        file: file.to_string(),
-                        file_written: written,
-                        result: serde_json::from_value(outcome)
-                            .map_err(|e| format!("unreadable outcome: {e}")),
-                        heap: totals,
-                        note,
-                    },
-                    ChildEnd::Failed { status, error, stderr_tail } => PassRecord {
-                        file: file.to_string(),
-                        file_written: written,
-                        result: Err(format!(
-                            "{}: {error}{}",
-                            status.word(),
-                            if stderr_tail.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" (stderr: {})", stderr_tail.lines().last().unwrap_or(""))
-                            }
-                        )),
-                        heap: None,
-                        note: None,
-                    },
-                };
-                let said = match (&rec.result, rec.file_written) {
-                    (Ok(_), true) => rec.note.clone().unwrap_or_else(|| format!("wrote {file}")),
-                    (Ok(_), false) => format!("the child wrote no {file}"),
-                    (Err(e), _) => e.clone(),
-                };
-                progress.finish_one(what, &said);
-                (*i, *heap, Some(rec))
-            })
+            .map(|j| (j.cell, j.heap, run_pass::<E>(j, shared, dir, progress)))
             .collect()
     });
     let mut interrupted = false;
@@ -419,6 +398,60 @@ fn run_passes<E: Experiment>(
         }
     }
     interrupted || signal::interrupted()
+}
+
+/// One untimed pass of one cell.
+struct PassJob {
+    cell: usize,
+    heap: bool,
+    spec: ChildSpec,
+    program: PathBuf,
+    what: String,
+    file: String,
+}
+
+/// Runs one pass; `None` when interrupted.
+fn run_pass<E: Experiment>(
+    j: &PassJob,
+    shared: &Shared,
+    dir: &Path,
+    progress: &Progress,
+) -> Option<PassRecord<E::Outcome>> {
+    if signal::interrupted() {
+        return None;
+    }
+    progress.start(&j.what);
+    let args: Vec<String> = if j.heap { Vec::new() } else { vec!["__child".to_string()] };
+    let end = child::run(&j.program, &args, Some(&j.spec), shared.timeout(), &|_| {});
+    let written = dir.join(&j.file).is_file();
+    let rec = match end {
+        ChildEnd::Interrupted => return None,
+        ChildEnd::Done { outcome, heap, note } => PassRecord {
+            file: j.file.clone(),
+            file_written: written,
+            result: serde_json::from_value(outcome).map_err(|e| format!("unreadable outcome: {e}")),
+            heap,
+            note,
+        },
+        ChildEnd::Failed { status, error, stderr_tail } => {
+            let last = stderr_tail.lines().last().unwrap_or("");
+            let tail = if last.is_empty() { String::new() } else { format!(" (stderr: {last})") };
+            PassRecord {
+                file: j.file.clone(),
+                file_written: written,
+                result: Err(format!("{}: {error}{tail}", status.word())),
+                heap: None,
+                note: None,
+            }
+        }
+    };
+    let said = match (&rec.result, rec.file_written) {
+        (Ok(_), true) => rec.note.clone().unwrap_or_else(|| format!("wrote {}", j.file)),
+        (Ok(_), false) => format!("the child wrote no {}", j.file),
+        (Err(e), _) => e.clone(),
+    };
+    progress.finish_one(&j.what, &said);
+    Some(rec)
 }
 
 /// The heap binary: next to the running executable, built on demand when missing or older
