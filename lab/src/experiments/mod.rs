@@ -1,13 +1,18 @@
 //! The experiments: one file (or folder) each, registered by one line in [`ALL`].
 
 mod disruptor_vs_lbq;
+mod echo_server;
+mod heap_growth;
 
 use crate::experiment::{Entry, Registered};
 
 pub use disruptor_vs_lbq::DisruptorVsLbq;
+pub use echo_server::EchoServer;
+pub use heap_growth::HeapGrowth;
 
 /// Every experiment, in the order `lab list` shows them.
-pub static ALL: &[&dyn Registered] = &[&Entry::<DisruptorVsLbq>::NEW];
+pub static ALL: &[&dyn Registered] =
+    &[&Entry::<DisruptorVsLbq>::NEW, &Entry::<HeapGrowth>::NEW, &Entry::<EchoServer>::NEW];
 
 /// The experiment called `name`.
 pub fn find(name: &str) -> Option<&'static dyn Registered> {
