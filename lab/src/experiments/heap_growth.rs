@@ -1,32 +1,56 @@
-//! `heap-growth`: a producer faster than a consumer that does fixed work per message.
+//! `heap-growth`: seed 000 (the Reactor baseline) says a difference of `totalMemory` is no
+//! evidence of a buffer's growth; this measures it: a producer faster than a consumer that
+//! does fixed work per message, and which buffers grow.
 //!
 //! One producer sends N `handoff::Message<16>` as fast as the variant takes them; one
-//! consumer receives and runs a fixed loop of `work` dependent multiply-adds per message
-//! (`black_box`ed), so it falls behind. Unbounded buffers (the naive buffer, the
-//! unbounded locked queue) hold the backlog; bounded ones (the bounded locked queue, the
-//! ring, the reactive pipeline) make the producer wait.
+//! consumer receives and runs a fixed loop of `--work` dependent multiply-adds per message
+//! (`black_box`ed), so it falls behind. Unbounded buffers (the naive buffer, the unbounded
+//! locked queue) hold the backlog; bounded ones (the bounded locked queue, the ring, the
+//! reactive pipeline) make the producer wait.
 //!
-//! Evidence, never a difference of heap totals (seed 000's `totalMemory` point):
-//! * dhat, in the `lab-heap` binary (global allocator `dhat::Alloc`): peak live bytes
-//!   (`max_bytes`) and blocks allocated per message, at N and at 2N messages;
+//! Evidence, never a difference of heap totals:
+//! * dhat's peak live bytes (`max_bytes`) and blocks allocated per message, at N and at
+//!   2N messages: each cell is one run in the heap pass (the `lab-heap` binary wraps the
+//!   whole cell in `dhat::Profiler`), so the peak is that run's alone;
 //! * the queue depth, sampled by the consumer through `Consumer::depth` every N/200
-//!   messages: its maximum, and in a trace child the `queue_depth` counter over time
-//!   (`counter!`, beside the variants' own counters).
+//!   messages: its maximum, and, in the trace pass of the N cells, the `queue_depth`
+//!   counter over time (beside the variants' own counters), charted in report.html.
 //!
-//! Verdict rule: **grows** when peak live bytes at 2N are at least 1.5× those at N (the
-//! backlog's memory scales with the message count); otherwise **flat**.
+//! The cells are untimed (counts, not times): no forks run, so `--rounds`, `--runs` and
+//! `--warmup` do not apply and there are no paired ratios; the comparison that decides is
+//! 2N against N within each variant (its group).
+//!
+//! Verdict rule: **grows** when peak live bytes at 2N are at least [`GROWS_AT`]× those at
+//! N (the backlog's memory scales with the message count); otherwise **flat**.
 
-use super::common::{self, Opts, XResults, XSpec, XTable};
+use crate::experiment::{
+    size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
+};
+use crate::protocol::{Ctx, HeapTotals};
+use crate::report::group;
+use crate::results::{Chart, FileLink, Results, Row, Status, Table};
+use crate::runner::{CellRecord, Finished, PassRecord};
 use crate::variants::{self, Settings, WithHandoff};
+use clap::Args;
 use handoff::{Consumer as _, Handoff, Message, Producer as _};
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use std::hint::black_box;
 use std::time::Instant;
 
-const DEFAULT_N: u64 = 20_000;
-const BOUND: usize = 1024;
-/// Multiply-adds per message in the consumer.
-const WORK: u64 = 20_000;
+/// The experiment.
+#[derive(Debug)]
+pub struct HeapGrowth;
+
+/// The bound of every bounded variant (locked capacity, ring size, reactive prefetch).
+pub const BOUND: usize = 1024;
+
+/// The verdict's threshold: peak live bytes at 2N over those at N.
+pub const GROWS_AT: f64 = 1.5;
+
+/// Depth samples per run: the consumer reads the depth every messages / this.
+const DEPTH_SAMPLES: u64 = 200;
+
 /// (label, variant, bounded capacity).
 const VARIANTS: &[(&str, &str, Option<usize>)] = &[
     ("naive", "naive", None),
@@ -36,13 +60,71 @@ const VARIANTS: &[(&str, &str, Option<usize>)] = &[
     ("reactive (prefetch 1024)", "reactive", Some(BOUND)),
 ];
 
+/// Its options.
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct HeapGrowthArgs {
+    /// N: messages in the smaller run of each variant (the larger sends 2N); at least
+    /// 2 × the bound of the bounded variants (2048), or a bounded queue never fills.
+    #[arg(long, value_parser = size, default_value = "20000")]
+    pub messages: u64,
+    /// Dependent multiply-adds the consumer does per message: what makes it slower than
+    /// the producer.
+    #[arg(long, value_parser = size, default_value = "20000")]
+    pub work: u64,
+}
+
+/// What a child runs: one variant at one message count.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GrowthCell {
+    /// The handoff variant (`naive`, `locked`, `ring`, `reactive`).
+    pub variant: String,
+    /// Its bound (`None`: unbounded).
+    pub capacity: Option<usize>,
+    /// Messages sent.
+    pub messages: u64,
+    /// Multiply-adds per message in the consumer.
+    pub work: u64,
+}
+
+/// What a child returns: its one run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GrowthOutcome {
+    /// Messages sent.
+    pub messages: u64,
+    /// Messages the consumer received.
+    pub received: u64,
+    /// The largest depth the consumer saw.
+    pub max_depth: u64,
+    /// (ms since start, depth) every messages/200 messages.
+    pub depth_series: Vec<(f64, f64)>,
+    /// The consumer's accumulator (keeps its work from being optimised away).
+    pub checksum: u64,
+    /// Wall time of the run, ms (under dhat or a recorder: not a timing to compare).
+    pub elapsed_ms: f64,
+    /// Every message arrived, once, in order.
+    pub valid: bool,
+    /// "ok" or the first failed check.
+    pub verdict: String,
+}
+
+impl Outcome for GrowthOutcome {
+    /// The run's largest depth, in the cells' unit (messages queued).
+    fn measured(&self) -> Vec<Measured> {
+        vec![Measured {
+            value: self.max_depth as f64,
+            valid: self.valid,
+            verdict: self.verdict.clone(),
+        }]
+    }
+}
+
 struct Job {
     n: u64,
     work: u64,
 }
 
 impl WithHandoff for Job {
-    type Out = Result<Value, String>;
+    type Out = Result<GrowthOutcome, String>;
     fn run<H: Handoff + 'static>(self, h: H) -> Self::Out {
         let (mut ps, mut c) = h.open::<Message<16>>(1).map_err(|e| e.to_string())?;
         let mut p = ps.pop().ok_or("open gave no producer")?;
@@ -59,15 +141,15 @@ impl WithHandoff for Job {
                 Ok(())
             })
             .map_err(|e| format!("spawning the producer: {e}"))?;
-        let every = (n / 200).max(1);
-        let mut series = Vec::with_capacity(202);
+        let every = (n / DEPTH_SAMPLES).max(1);
+        let mut series = Vec::with_capacity(DEPTH_SAMPLES as usize + 2);
         let mut max_depth = 0usize;
         let mut acc = 0u64;
         let mut got = 0u64;
-        let mut err = None;
+        let mut first_error = None;
         while let Some(m) = c.recv() {
             if m.seq != got {
-                err.get_or_insert(format!("message {got} arrived as seq {}", m.seq));
+                first_error.get_or_insert(format!("message {got} arrived as seq {}", m.seq));
             }
             got += 1;
             for _ in 0..self.work {
@@ -82,80 +164,251 @@ impl WithHandoff for Job {
         }
         drop(c);
         producer.join().map_err(|_| "the producer panicked".to_string())??;
-        if let Some(e) = err {
-            return Err(e);
-        }
         if got != n {
-            return Err(format!("{got} of {n} messages arrived"));
+            first_error.get_or_insert(format!("{got} of {n} messages arrived"));
         }
-        Ok(json!({"max_depth": max_depth, "series": series, "checksum": acc,
-                  "elapsed_ms": t0.elapsed().as_secs_f64() * 1e3}))
+        Ok(GrowthOutcome {
+            messages: n,
+            received: got,
+            max_depth: max_depth as u64,
+            depth_series: series,
+            checksum: acc,
+            elapsed_ms: t0.elapsed().as_secs_f64() * 1e3,
+            valid: first_error.is_none(),
+            verdict: first_error.unwrap_or_else(|| "ok".into()),
+        })
     }
 }
 
-fn run_variant(spec: &XSpec) -> Result<Value, String> {
-    let settings = Settings {
-        variant: spec.param_str("variant")?.to_string(),
-        wait: Some("blocking".into()),
-        ring_size: BOUND,
-        capacity: spec.params["capacity"].as_u64().map(|c| c as usize),
-        prefetch: BOUND,
+fn file_stem(variant: &str, cap: Option<usize>, tag: &str) -> String {
+    format!("{variant}{}-{tag}", cap.map(|c| format!("-{c}")).unwrap_or_default())
+}
+
+impl Experiment for HeapGrowth {
+    const NAME: &'static str = "heap-growth";
+    const ABOUT: &'static str = "seed 000 (the Reactor baseline): a producer faster than a \
+        slow consumer: which buffers grow (dhat peak live bytes at N and 2N, queue depth over \
+        time) and which stay flat";
+    // Untimed cells: the runner plans no rounds, so rounds, runs and warm-up are inert.
+    const DEFAULTS: Defaults = Defaults {
+        rounds: 1,
+        runs: 1,
+        warmup: 0,
+        trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::Off],
+        heap: Some(Switch::On),
     };
-    let work = spec.param_u64("work")?;
-    variants::dispatch(&settings, Job { n: spec.elements, work })?
-}
+    type Args = HeapGrowthArgs;
+    type Cell = GrowthCell;
+    type Outcome = GrowthOutcome;
 
-pub fn cell(spec: &XSpec) -> Result<Value, String> {
-    common::with_trace(spec, || run_variant(spec))
-}
+    fn plan(a: &HeapGrowthArgs, shared: &Shared) -> Result<Plan<GrowthCell>, String> {
+        if shared.heap == Switch::Off {
+            return Err("heap-growth needs its heap pass (its verdict is decided from dhat's \
+                        peak live bytes); run it with --heap on"
+                .into());
+        }
+        let n = a.messages;
+        if n < 2 * BOUND as u64 {
+            return Err(format!(
+                "--messages {n} is too small for heap-growth: with N below 2 × the bound \
+                 ({BOUND}) a bounded queue never fills and the verdict means nothing; use at \
+                 least {}",
+                2 * BOUND
+            ));
+        }
+        if a.work == 0 {
+            return Err("--work must be at least 1 (got 0): without work the consumer is not \
+                        slower than the producer"
+                .into());
+        }
+        let mut cells = Vec::new();
+        for &(label, variant, cap) in VARIANTS {
+            for (mult, tag) in [(1, "N"), (2, "2N")] {
+                let cell = GrowthCell {
+                    variant: variant.to_string(),
+                    capacity: cap,
+                    messages: n * mult,
+                    work: a.work,
+                };
+                let mut c = CellPlan::new(cell, label, tag)
+                    .key("variant", label)
+                    .key("handoff", variant)
+                    .key("bound", cap.map_or(json!(null), |c| json!(c)))
+                    .key("messages", n * mult);
+                c.file_stem = file_stem(variant, cap, &tag.to_lowercase());
+                c.threads = 2;
+                c.unit = "messages queued (max)";
+                c.timed = false;
+                // The depth over time is charted from N's trace; 2N's would repeat it.
+                c.trace = mult == 1;
+                cells.push(c);
+            }
+        }
+        Ok(Plan {
+            pairs: Vec::new(),
+            cells,
+            baseline: None,
+            config: json!({"bound": BOUND, "ring_wait": "blocking", "grows_at": GROWS_AT,
+                           "depth_samples": DEPTH_SAMPLES}),
+            input_size: n,
+            notes: vec![format!(
+                "heap-growth's cells are untimed (heap and depth counts, not times): each is \
+                 one run of {n} or {} messages in a heap child, and at N one more in a trace \
+                 child; --rounds, --runs and --warmup do not apply.",
+                2 * n
+            )],
+        })
+    }
 
-/// Runs in the `lab-heap` binary, whose global allocator is `dhat::Alloc`.
-pub fn heap_cell(spec: &XSpec) -> Result<Value, String> {
-    common::with_heap(spec, || run_variant(spec))
-}
+    fn run_cell(cell: &GrowthCell, ctx: &mut Ctx) -> Result<GrowthOutcome, String> {
+        let settings = Settings {
+            variant: cell.variant.clone(),
+            wait: Some("blocking".into()),
+            ring_size: BOUND,
+            capacity: cell.capacity,
+            prefetch: BOUND,
+        };
+        let out = variants::dispatch(&settings, Job { n: cell.messages, work: cell.work })??;
+        ctx.heartbeat();
+        Ok(out)
+    }
 
-/// The `lab-heap` binary next to the lab binary.
-fn heap_binary() -> Result<std::path::PathBuf, String> {
-    let exe = common::lab_exe()?;
-    let p = exe.with_file_name("lab-heap");
-    if p.is_file() {
-        Ok(p)
-    } else {
-        Err(format!(
-            "{} is missing: build it with `cargo build -p lab --bins` (add --release for a \
-             release lab)",
-            p.display()
-        ))
+    fn analyse(a: &HeapGrowthArgs, run: &Finished<Self>, out: &mut Results) {
+        for (row, rec) in out.results.iter_mut().zip(&run.cells) {
+            fill_row(row, rec);
+        }
+        fill_verdicts(&mut out.results);
+        // The generic status was decided before the passes' checks were read.
+        if !run.interrupted && out.results.iter().any(|r| r.status != Status::Ok) {
+            out.status = "failed".into();
+        }
+        out.tables.push(growth_table(out, a));
+        out.tables.extend(failure_table(out));
+        out.charts.extend(depth_chart(run));
+        for rec in &run.cells {
+            let p = &rec.plan;
+            for (pass, what) in [
+                (&rec.heap, "dhat heap profile (dh_view)"),
+                (&rec.trace, "Chrome trace with the queue_depth counter (Perfetto)"),
+            ] {
+                match pass {
+                    Some(r) if r.file_written => out.files.push(FileLink {
+                        file: r.file.clone(),
+                        what: format!("{what}: {} at {}", p.label, p.group),
+                    }),
+                    _ => {}
+                }
+            }
+            if let Some(PassRecord { result: Err(e), .. }) = &rec.trace {
+                out.notes.push(format!("trace {} at {}: {e}", p.label, p.group));
+            }
+            if let Some(n) = rec.trace.as_ref().and_then(|r| r.note.as_ref()) {
+                out.notes.push(format!("trace {} at {}: {n}", p.label, p.group));
+            }
+        }
+        out.method.extend(method_lines(a));
     }
 }
 
-pub fn run(o: &Opts) -> Result<i32, String> {
-    let n = o.elements.unwrap_or(DEFAULT_N);
-    let (dir, default) = common::run_dir(o)?;
-    let exe = common::lab_exe()?;
-    if !o.heap {
-        return Err("heap-growth needs its heap pass (its verdict is decided from dhat's \
-                    peak live bytes); run it with --heap on"
-            .into());
+/// The status a failed pass's error names ("HUNG: …", "CRASHED: …", "ERROR: …") and the
+/// rest of it.
+fn status_of(error: &str) -> (Status, &str) {
+    [Status::Hung, Status::Crashed, Status::Error]
+        .into_iter()
+        .find_map(|s| Some((s, error.strip_prefix(s.word())?.trim_start_matches(": "))))
+        .unwrap_or((Status::Error, error))
+}
+
+fn fail(row: &mut Row, status: Status, why: String) {
+    row.status = row.status.worst(status);
+    row.valid = false;
+    row.error.get_or_insert(why);
+}
+
+/// The row's details from its heap pass (its evidence) and trace pass. An untimed row has
+/// no forks, so the generic row is ok until a pass says otherwise: a failed check makes it
+/// INVALID, a failed child its child's status, a missing heap pass NOT RUN.
+fn fill_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
+    let messages = rec.plan.cell.messages;
+    match &rec.heap {
+        None => fail(row, Status::NotRun, "no heap pass ran (see the notes)".into()),
+        Some(p) => {
+            if p.file_written {
+                row.detail.insert("heap_file".into(), json!(p.file));
+            }
+            match &p.result {
+                Err(e) => {
+                    let (status, why) = status_of(e);
+                    fail(row, status, format!("heap pass: {why}"));
+                }
+                Ok(o) if !o.valid => {
+                    fail(row, Status::Invalid, format!("heap pass: {}", o.verdict))
+                }
+                Ok(o) => {
+                    row.detail.insert("max_depth".into(), json!(o.max_depth));
+                    row.detail.insert("messages".into(), json!(messages));
+                }
+            }
+            match p.heap {
+                Some(h) => {
+                    row.detail.insert("heap".into(), json!(h));
+                    row.detail.insert(
+                        "blocks_per_message".into(),
+                        json!(h.total_blocks as f64 / messages as f64),
+                    );
+                }
+                None if p.result.is_ok() => {
+                    fail(row, Status::Error, "the heap pass returned no totals".into());
+                }
+                None => {}
+            }
+        }
     }
-    if n < 2 * BOUND as u64 {
-        return Err(format!(
-            "--elements {n} is too small for heap-growth: with N ≤ 2 × the bound ({BOUND}) a \
-             bounded queue never fills and the verdict means nothing; use at least {}",
-            2 * BOUND
-        ));
+    if let Some(p) = &rec.trace {
+        if p.file_written {
+            row.detail.insert("trace".into(), json!(p.file));
+        }
+        if let Ok(o) = &p.result {
+            row.detail.insert("trace_max_depth".into(), json!(o.max_depth));
+            if !o.valid {
+                fail(row, Status::Invalid, format!("trace pass: {}", o.verdict));
+            }
+        }
     }
-    let heap_bin = heap_binary()?;
-    let tracing = if o.trace { "flight: a trace child per variant (N messages)" } else { "off" };
-    let mut env = common::environment(o, n, tracing, "dhat in lab-heap, at N and 2N messages");
-    // Counts, not timings: one run per case (--runs and --warmup do not apply).
-    env.warmup_runs = 0;
-    env.measured_runs = 1;
-    let work = WORK;
-    let mut t = XTable::new(
-        &format!(
-            "Heap growth: one producer at full speed, a consumer doing {work} multiply-adds per \
-             message; N = {n} and 2N"
+}
+
+/// Peak live bytes of an ok row.
+fn peak(row: &Row) -> Option<u64> {
+    if row.status != Status::Ok {
+        return None;
+    }
+    row.detail::<HeapTotals>("heap").map(|h| h.max_bytes)
+}
+
+/// Each variant's verdict on both of its rows, from its N and 2N peaks.
+fn fill_verdicts(rows: &mut [Row]) {
+    let variants: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
+    for v in variants {
+        let of = |tag: &str| rows.iter().find(|r| r.label == v && r.group == tag).and_then(peak);
+        let (Some(p1), Some(p2)) = (of("N"), of("2N")) else { continue };
+        let ratio = if p1 > 0 { p2 as f64 / p1 as f64 } else { f64::INFINITY };
+        let verdict = if ratio >= GROWS_AT { "grows" } else { "flat" };
+        for r in rows.iter_mut().filter(|r| r.label == v) {
+            r.detail.insert("peak_ratio".into(), json!(ratio));
+            r.detail.insert("verdict".into(), json!(verdict));
+        }
+    }
+}
+
+fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {
+    let n = a.messages;
+    let mut t = Table::new(
+        format!(
+            "Heap growth: one producer at full speed, a consumer doing {} multiply-adds per \
+             message; N = {} and 2N = {}",
+            group(a.work as f64),
+            group(n as f64),
+            group(2.0 * n as f64)
         ),
         &[
             "variant",
@@ -168,146 +421,147 @@ pub fn run(o: &Opts) -> Result<i32, String> {
             "verdict",
         ],
     );
-    t.note = Some(
-        "Rule: grows when peak live bytes at 2N ≥ 1.5 × those at N; flat otherwise. Peak live \
-         bytes = dhat's max_bytes (the whole process's heap at its peak, not a difference of \
-         totals)."
-            .into(),
-    );
-    let mut rows = Vec::new();
-    let mut files = Vec::new();
-    let mut notes = Vec::new();
-    let mut invalid = false;
-    let mut series = Vec::new();
-    let total = VARIANTS.len();
-    for (k, (label, variant, cap)) in VARIANTS.iter().enumerate() {
-        let stem = variant.to_string() + &cap.map(|c| format!("-{c}")).unwrap_or_default();
-        let mut per_size = Vec::new();
-        let mut failed = None;
-        for (mult, tag) in [(1, "n"), (2, "2n")] {
-            let file = format!("{stem}-{tag}.dhat-heap.json");
-            let path = dir.join(&file);
-            let spec = XSpec {
-                experiment: o.experiment.clone(),
-                workload: format!("{stem}-{tag}"),
-                elements: n * mult,
-                warmup: 0,
-                runs: 1,
-                params: json!({"variant": variant, "capacity": cap, "work": work}),
-                trace_file: None,
-                heap_file: Some(path.display().to_string()),
-            };
-            match common::run_child(&heap_bin, "", &spec, o.timeout) {
-                Ok(v) => {
-                    if path.is_file() {
-                        files.push(file);
-                    }
-                    per_size.push(v);
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
-        if let Some(e) = failed {
-            invalid = true;
-            common::progress(k + 1, total, label, &e);
-            t.rows.push(vec![label.to_string(), bound(cap), format!("INVALID: {e}")]);
-            rows.push(json!({"variant": label, "status": "invalid", "error": e}));
+    for &(label, _, cap) in VARIANTS {
+        let of = |tag: &str| r.results.iter().find(|x| x.label == label && x.group == tag);
+        let (Some(rn), Some(r2)) = (of("N"), of("2N")) else { continue };
+        let bound = cap.map_or("unbounded".into(), |c| c.to_string());
+        if let Some(bad) = [rn, r2].into_iter().find(|x| x.status != Status::Ok) {
+            let why = bad.error.clone().unwrap_or_default();
+            t.rows.push(vec![
+                label.into(),
+                bound,
+                format!("{} at {}: {why}", bad.status.word(), bad.group),
+            ]);
             continue;
         }
-        let g = |i: usize, key: &str| per_size[i][key].as_f64().unwrap_or(0.0);
-        let (p1, p2) = (g(0, "max_bytes"), g(1, "max_bytes"));
-        let ratio = if p1 > 0.0 { p2 / p1 } else { f64::INFINITY };
-        let grows = ratio >= 1.5;
-        let bpm = g(1, "total_blocks") / (2 * n) as f64;
-        let verdict = if grows { "grows" } else { "flat" };
-        common::progress(k + 1, total, label, &format!("{p1:.0} → {p2:.0} bytes: {verdict}"));
+        let num = |x: &Row, k: &str| x.detail::<f64>(k).map_or("–".into(), |v| format!("{v:.0}"));
+        let peak_of = |x: &Row| peak(x).map_or("–".into(), |p| p.to_string());
         t.rows.push(vec![
-            label.to_string(),
-            bound(cap),
-            format!("{p1:.0}"),
-            format!("{p2:.0}"),
-            format!("{ratio:.2}"),
-            format!("{bpm:.3}"),
-            format!("{} / {}", per_size[0]["max_depth"], per_size[1]["max_depth"]),
-            verdict.to_string(),
+            label.into(),
+            bound,
+            peak_of(rn),
+            peak_of(r2),
+            rn.detail::<f64>("peak_ratio").map_or("–".into(), |x| format!("{x:.2}")),
+            r2.detail::<f64>("blocks_per_message").map_or("–".into(), |x| format!("{x:.3}")),
+            format!("{} / {}", num(rn, "max_depth"), num(r2, "max_depth")),
+            rn.detail::<String>("verdict").unwrap_or_else(|| "–".into()),
         ]);
-        rows.push(json!({"variant": label, "handoff": variant, "bound": cap, "status": "ok",
-                         "n": n, "heap_n": per_size[0], "heap_2n": per_size[1],
-                         "peak_ratio": ratio, "blocks_per_message": bpm, "verdict": verdict}));
-        if o.trace {
-            let file = format!("{stem}.trace.json");
-            let path = dir.join(&file);
-            let spec = XSpec {
-                experiment: o.experiment.clone(),
-                workload: format!("trace {stem}"),
-                elements: n,
-                warmup: 0,
-                runs: 1,
-                params: json!({"variant": variant, "capacity": cap, "work": work}),
-                trace_file: Some(path.display().to_string()),
-                heap_file: None,
-            };
-            match common::run_child(&exe, "__xcell", &spec, o.timeout) {
-                Ok(v) if path.is_file() => {
-                    files.push(file);
-                    notes
-                        .push(format!("trace {label}: {}", v["trace_note"].as_str().unwrap_or("")));
-                    let pts: Vec<(f64, f64)> = v["series"]
-                        .as_array()
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|p| Some((p[0].as_f64()?, p[1].as_f64()?)))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    series.push((label.to_string(), k, pts));
-                }
-                Ok(_) => notes.push(format!("trace {label}: the child wrote no trace file")),
-                Err(e) => notes.push(format!("trace {label}: {e}")),
-            }
-        }
     }
-    let charts = if series.is_empty() {
-        String::new()
-    } else {
-        crate::report::line_chart(
-            "Queue depth over time (trace child, N messages)",
-            "ms since start",
-            "messages queued",
-            &series,
-            false,
-        )
-    };
-    let r = XResults {
-        experiment: o.experiment.clone(),
-        status: if invalid { "invalid".into() } else { "complete".into() },
-        environment: env,
-        config: json!({"elements": n, "work_per_message": work, "bound": BOUND,
-                       "ring_wait": "blocking", "trace": o.trace,
-                       "timeout_s": o.timeout.as_secs()}),
-        rows,
-        tables: vec![t],
-        targets: Vec::new(),
-        files,
-        method: vec![
-            "Heap: each variant runs at N and at 2N messages in the lab-heap binary under \
-             dhat::Profiler (untimed); peak live bytes = dhat's max_bytes, blocks/message = \
-             total_blocks / messages (setup allocations included)."
-                .into(),
-            "Depth: the consumer samples Consumer::depth every N/200 messages; the maximum \
-             is reported, and the trace child emits it as the queue_depth counter."
-                .into(),
-            "Every run checks that all messages arrived in order.".into(),
-            "Verdict: grows when peak live bytes at 2N ≥ 1.5 × at N; flat otherwise.".into(),
-        ],
-        notes,
-    };
-    common::finish(&dir, default, &r, &charts)
+    t.note = Some(format!(
+        "Rule: grows when peak live bytes at 2N ≥ {GROWS_AT} × those at N; flat otherwise. \
+         Peak live bytes = dhat's max_bytes over the heap child's one run (the whole \
+         process's heap at its peak, not a difference of totals)."
+    ));
+    t
 }
 
-fn bound(cap: &Option<usize>) -> String {
-    cap.map(|c| c.to_string()).unwrap_or_else(|| "unbounded".into())
+fn failure_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "Failures (left out of every verdict)",
+        &["variant", "size", "status", "what", "stderr (tail)"],
+    );
+    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
+        t.rows.push(vec![
+            x.label.clone(),
+            x.group.clone(),
+            x.status.word().to_string(),
+            x.error.clone().unwrap_or_default(),
+            x.stderr_tail.clone().unwrap_or_default(),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+fn depth_chart(run: &Finished<HeapGrowth>) -> Option<Chart> {
+    let series: Vec<(String, Vec<(f64, f64)>)> = run
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let o = c.trace.as_ref()?.result.as_ref().ok()?;
+            Some((c.plan.label.clone(), o.depth_series.clone()))
+        })
+        .collect();
+    (!series.is_empty()).then(|| Chart {
+        title: "Queue depth over time (trace child, N messages)".into(),
+        x_label: "ms since start".into(),
+        y_label: "messages queued".into(),
+        series,
+    })
+}
+
+fn method_lines(a: &HeapGrowthArgs) -> Vec<String> {
+    vec![
+        format!(
+            "One producer sends {} messages (N) or twice as many (2N) of 16 payload bytes; one \
+             consumer receives them and does {} dependent multiply-adds per message. Bounded \
+             variants are bounded at {BOUND}; the ring waits with the Blocking strategy.",
+            a.messages, a.work
+        ),
+        "Heap: each cell is one run in the lab-heap binary under dhat::Profiler (untimed); \
+         peak live bytes = dhat's max_bytes, blocks/message = total_blocks / messages (setup \
+         allocations included)."
+            .into(),
+        format!(
+            "Depth: the consumer samples Consumer::depth every messages/{DEPTH_SAMPLES} \
+             messages; the maximum is reported, and the trace child of each N cell emits it as \
+             the queue_depth counter (the chart in report.html)."
+        ),
+        "Every run checks that all messages arrived, once and in order; a failed check makes \
+         the row INVALID and leaves the variant without a verdict."
+            .into(),
+        format!("Verdict: grows when peak live bytes at 2N ≥ {GROWS_AT} × at N; flat otherwise."),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn row(label: &str, size: &str, max_bytes: u64) -> Row {
+        let mut detail = serde_json::Map::new();
+        let h = HeapTotals { max_bytes, ..HeapTotals::default() };
+        detail.insert("heap".into(), json!(h));
+        Row {
+            label: label.into(),
+            key: BTreeMap::new(),
+            group: size.into(),
+            status: Status::Ok,
+            valid: true,
+            unit: "messages queued (max)".into(),
+            higher_is_better: false,
+            score: None,
+            score_ci: None,
+            score_ci_coverage: None,
+            modes: None,
+            forks: Vec::new(),
+            error: None,
+            stderr_tail: None,
+            detail,
+        }
+    }
+
+    #[test]
+    fn the_verdict_is_decided_by_the_peaks_at_n_and_2n() {
+        let mut rows = vec![
+            row("naive", "N", 100_000),
+            row("naive", "2N", 150_000),
+            row("ring", "N", 50_000),
+            row("ring", "2N", 74_000),
+        ];
+        fill_verdicts(&mut rows);
+        let v: Vec<String> = rows.iter().map(|r| r.detail::<String>("verdict").unwrap()).collect();
+        assert_eq!(v, ["grows", "grows", "flat", "flat"]);
+    }
+
+    #[test]
+    fn a_failed_row_gets_no_verdict_and_keeps_its_status() {
+        let mut rows = vec![row("naive", "N", 100), row("naive", "2N", 400)];
+        let (status, why) = status_of("HUNG: no heartbeat for 120 s");
+        assert_eq!((status, why), (Status::Hung, "no heartbeat for 120 s"));
+        fail(&mut rows[1], Status::Invalid, "heap pass: 3 of 4 messages arrived".into());
+        fill_verdicts(&mut rows);
+        assert!(rows.iter().all(|r| r.detail.get("verdict").is_none()));
+        assert_eq!((rows[1].status, rows[1].valid), (Status::Invalid, false));
+    }
 }

@@ -3,6 +3,8 @@
 mod alloc;
 mod backpressure;
 mod disruptor_vs_lbq;
+mod echo_server;
+mod heap_growth;
 mod latency;
 mod schedulers;
 mod subscribe;
@@ -13,6 +15,8 @@ use crate::experiment::{Entry, Registered};
 pub use alloc::AllocPooledVsUnpooled;
 pub use backpressure::{seed_case, BackpressureBuffer, Outcome};
 pub use disruptor_vs_lbq::DisruptorVsLbq;
+pub use echo_server::EchoServer;
+pub use heap_growth::HeapGrowth;
 pub use latency::PublishOnLatency;
 pub use subscribe::SubscribeOverhead;
 pub use trace_overhead::TraceOverhead;
@@ -23,7 +27,9 @@ pub static ALL: &[&dyn Registered] = &[
     &Entry::<SubscribeOverhead>::NEW,
     &Entry::<PublishOnLatency>::NEW,
     &Entry::<BackpressureBuffer>::NEW,
+    &Entry::<HeapGrowth>::NEW,
     &Entry::<AllocPooledVsUnpooled>::NEW,
+    &Entry::<EchoServer>::NEW,
     &Entry::<TraceOverhead>::NEW,
 ];
 

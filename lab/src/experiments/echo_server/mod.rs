@@ -1,0 +1,770 @@
+//! `echo-server`: seed 003 (the ReactiveJ echo server under `ab -n 10000 -c 25`), once per
+//! handoff variant, side by side in one run.
+//!
+//! Each cell is one server: the echo server of `crates/echo-server` with one variant behind
+//! its event loop (`inline`: no handoff, the event loop answers itself), or `nginx` (one
+//! worker, the same 1028-byte document) as the reference. A fork starts the server on
+//! 127.0.0.1, runs the crate's ab-style load generator against it (on its own thread: client
+//! and server share the fork's process, as ab and ReactiveJ shared the seed's machine) for
+//! each warm-up and measured run, and with `--ab` the real `ab` after each run, then stops
+//! the server. The score of a run is the load generator's requests/s.
+//!
+//! `ab` and nginx are grandchildren of the runner: the fork starts them, and they stay in
+//! its process group, so the runner's watchdog and Ctrl-C kill them with it.
+//!
+//! Rounds (`--rounds`) interleave the servers; ratios against the baseline (`inline` by
+//! default) and against nginx are paired within rounds. A run with a failed request, a
+//! short count, a document of the wrong length or a non-2xx response (load generator or
+//! ab) is INVALID, and so is a fork whose event loop stopped on an error. The trace pass
+//! (the crate's `event_loop`, `wait`, `handle` spans and `connections` counter) and the heap
+//! pass run once per echo-server cell, untimed; nginx has neither (another program).
+
+mod analyse;
+
+use crate::experiment::{
+    size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
+};
+use crate::protocol::{Ctx, Pass};
+use crate::results::Results;
+use crate::runner::Finished;
+use crate::variants::{self, Settings, WithHandoff};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, ValueEnum};
+use echo_server::loadgen::{self, LoadConfig, LoadReport};
+use echo_server::{http, peers, ServerConfig, ServerHandle, ServerStats};
+use handoff::Handoff;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::net::{SocketAddr, TcpListener};
+
+/// The seed's figure: ReactiveJ under `ab -n 10000 -c 25`, requests/s.
+pub const SEED_RPS: f64 = 8371.12;
+
+/// The ring's size and the reactive pipeline's prefetch behind the event loop.
+const RING_SIZE: usize = 1024;
+const PREFETCH: usize = 256;
+
+/// The experiment.
+#[derive(Debug)]
+pub struct EchoServer;
+
+/// `--ab`, `--nginx`: whether to measure with / against an outside program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Peer {
+    /// When it is installed.
+    Auto,
+    /// Yes (an error when it is not installed).
+    On,
+    /// No.
+    Off,
+}
+
+/// The servers `--variants` may name: `inline` and every handoff variant.
+fn server_names() -> Vec<&'static str> {
+    std::iter::once("inline").chain(variants::all().into_iter().map(|v| v.name)).collect()
+}
+
+/// One name of `--variants`: its error names every valid one on one line.
+#[derive(Debug, Clone, Copy)]
+struct ServerName;
+
+impl TypedValueParser for ServerName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let s = value.to_string_lossy();
+        let names = server_names();
+        if names.contains(&s.as_ref()) {
+            return Ok(s.into_owned());
+        }
+        Err(clap::Error::raw(
+            clap::error::ErrorKind::InvalidValue,
+            format!("unknown variant '{s}'; valid: {}\n", names.join(", ")),
+        ))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(server_names().into_iter().map(PossibleValue::new)))
+    }
+}
+
+fn wait_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(variants::WAITS.iter().map(|w| w.0))
+}
+
+/// Its options.
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct EchoArgs {
+    /// Servers, comma-separated: `inline` (the event loop answers, no handoff) or a handoff
+    /// variant behind the event loop.
+    #[arg(long, value_delimiter = ',', value_parser = ServerName,
+          default_value = "inline,locked,ring,reactive,naive")]
+    pub variants: Vec<String>,
+    /// Requests per run (ab's -n).
+    #[arg(short = 'n', long, value_parser = size, default_value = "10000")]
+    pub requests: u64,
+    /// Requests in flight (ab's -c).
+    #[arg(short = 'c', long, value_parser = size, default_value = "25")]
+    pub concurrency: u64,
+    /// Reuse connections (ab's -k).
+    #[arg(long)]
+    pub keep_alive: bool,
+    /// Also run the real ab after each run, against the same server.
+    #[arg(long, value_enum, default_value_t = Peer::Auto)]
+    pub ab: Peer,
+    /// Measure nginx (one worker, the same document) as the reference.
+    #[arg(long, value_enum, default_value_t = Peer::Auto)]
+    pub nginx: Peer,
+    /// The port the echo server listens on in timed forks (127.0.0.1); 0: an ephemeral port.
+    #[arg(long, default_value = "0")]
+    pub port: u16,
+    /// Worker threads behind the handoff.
+    #[arg(long, value_parser = size, default_value = "1")]
+    pub workers: u64,
+    /// The ring's wait strategy.
+    #[arg(long, value_parser = wait_names(), default_value = "blocking")]
+    pub wait: String,
+    /// The row ratios are taken against [default: inline, or the first server].
+    #[arg(long)]
+    pub baseline: Option<String>,
+}
+
+/// What a fork is told: one server and the load.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EchoCell {
+    /// `inline`, a handoff variant, or `nginx`.
+    pub server: String,
+    /// The port in timed forks (0: ephemeral).
+    pub port: u16,
+    /// Requests per run.
+    pub requests: u64,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Reuse connections.
+    pub keep_alive: bool,
+    /// Run ab after each run.
+    pub ab: bool,
+    /// Workers behind the handoff.
+    pub workers: usize,
+    /// The ring's wait strategy.
+    pub wait: String,
+    /// Warm-up runs per fork.
+    pub warmup: usize,
+    /// Measured runs per fork.
+    pub runs: usize,
+}
+
+/// min / mean / sd / median / max of one phase, ms (ab's "Connection Times").
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Times {
+    /// Smallest.
+    pub min_ms: f64,
+    /// Mean.
+    pub mean_ms: f64,
+    /// Sample standard deviation.
+    pub sd_ms: f64,
+    /// Median.
+    pub median_ms: f64,
+    /// Largest.
+    pub max_ms: f64,
+}
+
+/// ab's four phases.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ConnectionTimes {
+    /// connect − start.
+    pub connect: Times,
+    /// done − connect.
+    pub processing: Times,
+    /// first byte read − request written.
+    pub waiting: Times,
+    /// done − start.
+    pub total: Times,
+}
+
+/// Failed requests by cause.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Failed {
+    /// Connect failures.
+    pub connect: u64,
+    /// Read failures, or closed before a complete header.
+    pub receive: u64,
+    /// Body length differs from the first response's.
+    pub length: u64,
+    /// Error events, non-HTTP responses, write failures.
+    pub exceptions: u64,
+    /// Not finished when the load generator's deadline passed.
+    pub unfinished: u64,
+}
+
+/// One line of the percentage table.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Percentile {
+    /// 50, 66, …, 100.
+    pub percent: u32,
+    /// Total time of that request, ms.
+    pub ms: f64,
+}
+
+/// The load generator's report of one run (ab's figures).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Load {
+    /// The `Server` header of the first response.
+    pub server_software: String,
+    /// Body length of the first complete response.
+    pub document_length: u64,
+    /// `-c`.
+    pub concurrency: usize,
+    /// `-n`.
+    pub requests: u64,
+    /// From the first connect to the last completion, s.
+    pub time_taken_s: f64,
+    /// Requests read to their end.
+    pub complete_requests: u64,
+    /// All failures.
+    pub failed_requests: u64,
+    /// Failures by cause.
+    pub failed: Failed,
+    /// Request writes that failed.
+    pub write_errors: u64,
+    /// Complete responses outside 200–299.
+    pub non_2xx_responses: u64,
+    /// Requests that reused a connection.
+    pub keep_alive_requests: u64,
+    /// complete / time taken.
+    pub requests_per_second: f64,
+    /// concurrency × time taken / complete, ms.
+    pub time_per_request_ms: f64,
+    /// time taken / complete, ms.
+    pub time_per_request_all_ms: f64,
+    /// KB read per second.
+    pub transfer_rate_kbytes_s: f64,
+    /// Connection times.
+    pub connection_times: ConnectionTimes,
+    /// The percentage table.
+    pub percentiles: Vec<Percentile>,
+}
+
+fn times(t: &loadgen::TimeStats) -> Times {
+    Times {
+        min_ms: t.min_ms,
+        mean_ms: t.mean_ms,
+        sd_ms: t.sd_ms,
+        median_ms: t.median_ms,
+        max_ms: t.max_ms,
+    }
+}
+
+impl From<&LoadReport> for Load {
+    fn from(r: &LoadReport) -> Load {
+        let c = &r.connection_times;
+        Load {
+            server_software: r.server_software.clone(),
+            document_length: r.document_length,
+            concurrency: r.concurrency,
+            requests: r.requests,
+            time_taken_s: r.time_taken_s,
+            complete_requests: r.complete_requests,
+            failed_requests: r.failed_requests,
+            failed: Failed {
+                connect: r.failed.connect,
+                receive: r.failed.receive,
+                length: r.failed.length,
+                exceptions: r.failed.exceptions,
+                unfinished: r.failed.unfinished,
+            },
+            write_errors: r.write_errors,
+            non_2xx_responses: r.non_2xx_responses,
+            keep_alive_requests: r.keep_alive_requests,
+            requests_per_second: r.requests_per_second,
+            time_per_request_ms: r.time_per_request_ms,
+            time_per_request_all_ms: r.time_per_request_all_ms,
+            transfer_rate_kbytes_s: r.transfer_rate_kbytes_s,
+            connection_times: ConnectionTimes {
+                connect: times(&c.connect),
+                processing: times(&c.processing),
+                waiting: times(&c.waiting),
+                total: times(&c.total),
+            },
+            percentiles: r
+                .percentiles
+                .iter()
+                .map(|p| Percentile { percent: p.percent, ms: p.ms })
+                .collect(),
+        }
+    }
+}
+
+/// The real ab's figures of one run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Ab {
+    /// `Document Length:`.
+    pub document_length: u64,
+    /// `Complete requests:`.
+    pub complete_requests: u64,
+    /// `Failed requests:`.
+    pub failed_requests: u64,
+    /// `Non-2xx responses:`.
+    pub non_2xx_responses: u64,
+    /// `Requests per second:`.
+    pub requests_per_second: f64,
+    /// The 50% line, ms.
+    pub p50_ms: u64,
+    /// The 99% line, ms.
+    pub p99_ms: u64,
+    /// The longest request, ms.
+    pub max_ms: u64,
+}
+
+impl From<&peers::AbSummary> for Ab {
+    fn from(a: &peers::AbSummary) -> Ab {
+        Ab {
+            document_length: a.document_length,
+            complete_requests: a.complete_requests,
+            failed_requests: a.failed_requests,
+            non_2xx_responses: a.non_2xx_responses,
+            requests_per_second: a.requests_per_second,
+            p50_ms: a.p50_ms,
+            p99_ms: a.p99_ms,
+            max_ms: a.max_ms,
+        }
+    }
+}
+
+/// What the echo server did over a fork (all its runs).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Server {
+    /// `200` responses written completely.
+    pub requests_served: u64,
+    /// `400` responses.
+    pub bad_requests: u64,
+    /// Connection errors.
+    pub errors: u64,
+    /// Passes of the event loop.
+    pub event_loop_iterations: u64,
+    /// Connections accepted.
+    pub connections_accepted: u64,
+    /// Writes that stopped with part of a response unsent.
+    pub partial_writes: u64,
+    /// Requests the workers handled (0 inline).
+    pub worker_handled: u64,
+    /// Why the event loop stopped, when not on shutdown.
+    pub fatal: Option<String>,
+}
+
+impl From<ServerStats> for Server {
+    fn from(s: ServerStats) -> Server {
+        Server {
+            requests_served: s.requests_served,
+            bad_requests: s.bad_requests,
+            errors: s.errors,
+            event_loop_iterations: s.event_loop_iterations,
+            connections_accepted: s.connections_accepted,
+            partial_writes: s.partial_writes,
+            worker_handled: s.worker_handled,
+            fatal: s.fatal,
+        }
+    }
+}
+
+/// One run: the load generator's report, ab's when on, and its checks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EchoRun {
+    /// The load generator's figures.
+    pub load: Load,
+    /// The same report laid out as ab prints it.
+    pub ab_style: String,
+    /// The real ab's figures, when it ran.
+    pub ab: Option<Ab>,
+    /// Every check passed.
+    pub valid: bool,
+    /// "ok" or the first failed check.
+    pub verdict: String,
+}
+
+/// What a fork returns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EchoOutcome {
+    /// Warm-up runs (discarded, but checked).
+    pub warmup: Vec<EchoRun>,
+    /// Measured runs.
+    pub runs: Vec<EchoRun>,
+    /// The echo server's account (none for nginx).
+    pub server: Option<Server>,
+}
+
+impl Outcome for EchoOutcome {
+    /// Requests/s of the load generator, per measured run.
+    fn measured(&self) -> Vec<Measured> {
+        self.runs
+            .iter()
+            .map(|r| Measured {
+                value: r.load.requests_per_second,
+                valid: r.valid,
+                verdict: r.verdict.clone(),
+            })
+            .collect()
+    }
+
+    fn failure(&self) -> Option<String> {
+        let run = self.warmup.iter().chain(&self.runs).find(|r| !r.valid);
+        run.map(|r| r.verdict.clone()).or_else(|| {
+            let fatal = self.server.as_ref()?.fatal.as_ref()?;
+            Some(format!("the event loop stopped on an error: {fatal}"))
+        })
+    }
+}
+
+/// The checks every run must pass before its requests/s is used.
+fn check(load: &Load, ab: Option<&Ab>, requests: u64) -> Result<(), String> {
+    let doc = http::document().len() as u64;
+    let f = &load.failed;
+    if load.failed_requests > 0 {
+        return Err(format!(
+            "{} failed requests (load generator: connect {}, receive {}, length {}, \
+             exceptions {}, unfinished {})",
+            load.failed_requests, f.connect, f.receive, f.length, f.exceptions, f.unfinished
+        ));
+    }
+    if load.complete_requests != requests {
+        return Err(format!("{} of {requests} requests completed", load.complete_requests));
+    }
+    if load.document_length != doc {
+        return Err(format!("document of {} bytes, not {doc}", load.document_length));
+    }
+    if load.non_2xx_responses > 0 {
+        return Err(format!("{} non-2xx responses (load generator)", load.non_2xx_responses));
+    }
+    if let Some(a) = ab {
+        if a.failed_requests > 0 || a.non_2xx_responses > 0 {
+            return Err(format!(
+                "ab: {} failed requests, {} non-2xx responses",
+                a.failed_requests, a.non_2xx_responses
+            ));
+        }
+        if a.complete_requests != requests || a.document_length != doc {
+            return Err(format!(
+                "ab: {} of {requests} requests completed, document of {} bytes (not {doc})",
+                a.complete_requests, a.document_length
+            ));
+        }
+    }
+    Ok(())
+}
+
+struct Start(ServerConfig);
+
+impl WithHandoff for Start {
+    type Out = Result<ServerHandle, String>;
+    fn run<H: Handoff + 'static>(self, h: H) -> Self::Out {
+        echo_server::start(h, self.0).map_err(|e| e.to_string())
+    }
+}
+
+/// A running server of a fork. Dropping either stops it.
+enum Running {
+    Echo(ServerHandle),
+    Nginx(peers::Nginx),
+}
+
+impl Running {
+    fn start(cell: &EchoCell, port: u16) -> Result<Running, String> {
+        if cell.server == "nginx" {
+            let ng = peers::Nginx::start(port, http::document()).map_err(|e| e.to_string())?;
+            return Ok(Running::Nginx(ng));
+        }
+        let mut cfg = ServerConfig::on(SocketAddr::from(([127, 0, 0, 1], port)));
+        cfg.workers = cell.workers;
+        let handle = if cell.server == "inline" {
+            echo_server::start_inline(cfg).map_err(|e| e.to_string())?
+        } else {
+            let s = Settings {
+                variant: cell.server.clone(),
+                wait: Some(cell.wait.clone()),
+                ring_size: RING_SIZE,
+                capacity: None,
+                prefetch: PREFETCH,
+            };
+            variants::dispatch(&s, Start(cfg))??
+        };
+        Ok(Running::Echo(handle))
+    }
+
+    fn addr(&self) -> SocketAddr {
+        match self {
+            Running::Echo(h) => h.addr(),
+            Running::Nginx(n) => n.addr(),
+        }
+    }
+
+    fn stop(self) -> Result<Option<Server>, String> {
+        match self {
+            Running::Echo(h) => Ok(Some(h.shutdown().into())),
+            Running::Nginx(n) => n.stop().map(|()| None).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// One run against `addr`: the load generator, then ab when asked; a heartbeat after each.
+fn one_run(
+    addr: SocketAddr,
+    load: &LoadConfig,
+    with_ab: bool,
+    ctx: &mut Ctx,
+) -> Result<EchoRun, String> {
+    let r = loadgen::run(addr, load).map_err(|e| format!("load generator: {e}"))?;
+    ctx.heartbeat();
+    let ab = if with_ab {
+        let a = peers::run_ab(addr, load.requests, load.concurrency, load.keep_alive)
+            .map_err(|e| e.to_string())?;
+        ctx.heartbeat();
+        Some(Ab::from(&a))
+    } else {
+        None
+    };
+    let l = Load::from(&r);
+    let checked = check(&l, ab.as_ref(), load.requests);
+    Ok(EchoRun {
+        load: l,
+        ab_style: r.render_ab_style(),
+        ab,
+        valid: checked.is_ok(),
+        verdict: checked.err().unwrap_or_else(|| "ok".into()),
+    })
+}
+
+fn run_fork(cell: &EchoCell, ctx: &mut Ctx) -> Result<EchoOutcome, String> {
+    // The untimed passes make one run each, without ab (a program outside the profile and
+    // the recorder), and on an ephemeral port: they run two at a time, so a fixed port
+    // would collide.
+    let timed = ctx.pass == Pass::Timed;
+    let (warmup, runs, with_ab, port) =
+        if timed { (cell.warmup, cell.runs, cell.ab, cell.port) } else { (0, 1, false, 0) };
+    let load = LoadConfig {
+        requests: cell.requests,
+        concurrency: cell.concurrency,
+        keep_alive: cell.keep_alive,
+        ..LoadConfig::default()
+    };
+    let server = Running::start(cell, port)?;
+    let addr = server.addr();
+    let mut out = EchoOutcome { warmup: Vec::new(), runs: Vec::new(), server: None };
+    for i in 0..warmup + runs {
+        // On an error the server is dropped, which stops it.
+        let run = one_run(addr, &load, with_ab, ctx)?;
+        if i < warmup {
+            out.warmup.push(run);
+        } else {
+            out.runs.push(run);
+        }
+    }
+    out.server = server.stop()?;
+    Ok(out)
+}
+
+fn peer_switch(what: &str, p: Peer, installed: bool) -> Result<(bool, String), String> {
+    match p {
+        Peer::On if !installed => Err(format!("--{what} on: {what} is not installed")),
+        Peer::On => Ok((true, format!("{what}: on (asked)"))),
+        Peer::Off => Ok((false, format!("{what}: off (asked)"))),
+        Peer::Auto if installed => Ok((true, format!("{what}: on (installed, auto)"))),
+        Peer::Auto => Ok((false, format!("{what} not installed: not measured"))),
+    }
+}
+
+fn check_args(a: &EchoArgs) -> Result<(), String> {
+    if a.requests == 0 || a.concurrency == 0 || a.workers == 0 {
+        return Err("--requests, --concurrency and --workers must be at least 1".into());
+    }
+    if a.concurrency > a.requests {
+        return Err(format!(
+            "--concurrency {} is more than --requests {} (ab refuses this too)",
+            a.concurrency, a.requests
+        ));
+    }
+    for v in &a.variants {
+        if let Some(why) = variants::find(v).and_then(|i| i.unavailable) {
+            return Err(format!("variant '{v}' is unavailable in this build: {why}"));
+        }
+    }
+    if a.port != 0 {
+        if let Err(e) = TcpListener::bind(("127.0.0.1", a.port)) {
+            return Err(format!(
+                "port {} on 127.0.0.1 is not free ({e}); choose another or --port 0",
+                a.port
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Experiment for EchoServer {
+    const NAME: &'static str = "echo-server";
+    const ABOUT: &'static str = "seed 003 (the ReactiveJ echo server under ab -n 10000 -c 25): \
+        the echo server per handoff variant (inline, locked, ring, reactive, naive) and nginx \
+        under an ab-style load, requests/s with paired ratios, connection times, percentiles";
+    // One warm-up run per fork (a fresh server's first connections), six rounds: enough
+    // forks for an interval of every row and ratio.
+    const DEFAULTS: Defaults = Defaults {
+        rounds: 6,
+        runs: 1,
+        warmup: 1,
+        trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::Off],
+        heap: Some(Switch::On),
+    };
+    type Args = EchoArgs;
+    type Cell = EchoCell;
+    type Outcome = EchoOutcome;
+
+    fn plan(a: &EchoArgs, shared: &Shared) -> Result<Plan<EchoCell>, String> {
+        check_args(a)?;
+        let (with_ab, ab_note) = peer_switch("ab", a.ab, peers::ab_available())?;
+        let (with_nginx, nginx_note) = peer_switch("nginx", a.nginx, peers::nginx_available())?;
+        let mut servers: Vec<String> = Vec::new();
+        for v in &a.variants {
+            if !servers.contains(v) {
+                servers.push(v.clone());
+            }
+        }
+        if with_nginx {
+            servers.push("nginx".into());
+        }
+        let baseline = match &a.baseline {
+            Some(b) if servers.contains(b) => b.clone(),
+            Some(b) => {
+                return Err(format!(
+                    "--baseline '{b}' is not a row of this run; valid: {}",
+                    servers.join(", ")
+                ))
+            }
+            None if servers.iter().any(|s| s == "inline") => "inline".into(),
+            None => servers[0].clone(),
+        };
+        let group = format!(
+            "-n {} -c {}{}",
+            a.requests,
+            a.concurrency,
+            if a.keep_alive { " -k" } else { "" }
+        );
+        let cells = servers
+            .iter()
+            .map(|s| {
+                let nginx = s == "nginx";
+                let cell = EchoCell {
+                    server: s.clone(),
+                    port: if nginx { 0 } else { a.port },
+                    requests: a.requests,
+                    concurrency: a.concurrency as usize,
+                    keep_alive: a.keep_alive,
+                    ab: with_ab,
+                    workers: a.workers as usize,
+                    wait: a.wait.clone(),
+                    warmup: shared.warmup as usize,
+                    runs: shared.runs as usize,
+                };
+                let mut c = CellPlan::new(cell, s.as_str(), group.as_str())
+                    .key("server", s.as_str())
+                    .key("requests", a.requests)
+                    .key("concurrency", a.concurrency)
+                    .key("keep_alive", a.keep_alive);
+                c.unit = "req/s";
+                c.higher_is_better = true;
+                // The load generator's thread, the event loop and the workers (inline:
+                // none); nginx is one worker process.
+                c.threads = match s.as_str() {
+                    "inline" | "nginx" => 2,
+                    _ => 2 + a.workers as usize,
+                };
+                // nginx is another program: neither dhat nor the recorder sees inside it.
+                c.heap = !nginx;
+                c.trace = !nginx;
+                c
+            })
+            .collect();
+        Ok(Plan {
+            pairs: Vec::new(),
+            cells,
+            baseline: Some(baseline),
+            config: json!({"servers": servers, "ab": with_ab, "nginx": with_nginx,
+                           "ring_size": RING_SIZE, "reactive_prefetch": PREFETCH,
+                           "locked_capacity": "unbounded",
+                           "document_length": http::document().len(),
+                           "seed_requests_per_second": SEED_RPS}),
+            input_size: a.requests,
+            notes: vec![ab_note, nginx_note],
+        })
+    }
+
+    fn run_cell(cell: &EchoCell, ctx: &mut Ctx) -> Result<EchoOutcome, String> {
+        run_fork(cell, ctx)
+    }
+
+    fn analyse(a: &EchoArgs, run: &Finished<Self>, out: &mut Results) {
+        analyse::analyse(a, run, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn good(requests: u64) -> Load {
+        Load {
+            document_length: http::document().len() as u64,
+            requests,
+            complete_requests: requests,
+            ..Load::default()
+        }
+    }
+
+    #[test]
+    fn a_clean_run_passes_its_checks() {
+        let ab = Ab {
+            document_length: http::document().len() as u64,
+            complete_requests: 100,
+            ..Ab::default()
+        };
+        assert_eq!(check(&good(100), Some(&ab), 100), Ok(()));
+    }
+
+    #[test]
+    fn failed_short_wrong_or_non_2xx_runs_are_invalid() {
+        let mut l = good(100);
+        l.failed_requests = 1;
+        l.failed.unfinished = 1;
+        assert!(check(&l, None, 100).unwrap_err().contains("unfinished 1"));
+        let mut l = good(100);
+        l.complete_requests = 99;
+        assert!(check(&l, None, 100).unwrap_err().contains("99 of 100"));
+        let mut l = good(100);
+        l.document_length = 12;
+        assert!(check(&l, None, 100).unwrap_err().contains("12 bytes"));
+        let mut l = good(100);
+        l.non_2xx_responses = 3;
+        assert!(check(&l, None, 100).unwrap_err().contains("non-2xx"));
+        let ab = Ab { non_2xx_responses: 1, ..Ab::default() };
+        assert!(check(&good(100), Some(&ab), 100).unwrap_err().starts_with("ab:"));
+    }
+
+    #[test]
+    fn an_invalid_warm_up_or_a_fatal_event_loop_fails_the_fork() {
+        let run = |valid: bool| EchoRun {
+            load: good(10),
+            ab_style: String::new(),
+            ab: None,
+            valid,
+            verdict: if valid { "ok".into() } else { "bad warm-up".into() },
+        };
+        let o = EchoOutcome { warmup: vec![run(false)], runs: vec![run(true)], server: None };
+        assert_eq!(o.failure().as_deref(), Some("bad warm-up"));
+        let fatal = Server { fatal: Some("poll failed".into()), ..Server::default() };
+        let o = EchoOutcome { warmup: vec![], runs: vec![run(true)], server: Some(fatal) };
+        assert!(o.failure().unwrap().contains("poll failed"));
+    }
+}
