@@ -240,7 +240,11 @@ fn summary(f: &Fork, unit: &str) -> String {
 /// The order of round `round`: the groups rotated by one each round, and the cells of each
 /// group rotated within it, so a group's cells (the rows its ratios pair) always run side
 /// by side, each first in turn.
-fn round_order<E: Experiment>(cells: &[CellRecord<E>], timed: &[usize], round: usize) -> Vec<usize> {
+fn round_order<E: Experiment>(
+    cells: &[CellRecord<E>],
+    timed: &[usize],
+    round: usize,
+) -> Vec<usize> {
     let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
     for &i in timed {
         let g = cells[i].plan.group.as_str();
@@ -384,17 +388,14 @@ fn run_passes<E: Experiment>(
             PassJob { cell: i, heap, spec, program: program.to_path_buf(), what, file }
         })
         .collect();
-    let results: Vec<(usize, bool, Option<PassRecord<E::Outcome>>)> = pool.install(|| {
-        jobs.par_iter()
-            .map(|j| (j.cell, j.heap, run_pass::<E>(j, shared, dir, progress)))
-            .collect()
-    });
+    let results: Vec<Option<PassRecord<E::Outcome>>> =
+        pool.install(|| jobs.par_iter().map(|j| run_pass::<E>(j, shared, dir, progress)).collect());
     let mut interrupted = false;
-    for (i, heap, rec) in results {
+    for (j, rec) in jobs.iter().zip(results) {
         match rec {
             None => interrupted = true,
-            Some(r) if heap => cells[i].heap = Some(r),
-            Some(r) => cells[i].trace = Some(r),
+            Some(r) if j.heap => cells[j.cell].heap = Some(r),
+            Some(r) => cells[j.cell].trace = Some(r),
         }
     }
     interrupted || signal::interrupted()

@@ -372,7 +372,14 @@ impl Experiment for TraceOverhead {
             "flight_target_pct": FLIGHT_TARGET_PCT,
             "flight_batch_every": crate::tracehook::FLIGHT_BATCH_EVERY,
         });
-        Ok(Plan { cells, baseline: Some("off".into()), pairs: Vec::new(), config, input_size: a.messages, notes })
+        Ok(Plan {
+            cells,
+            baseline: Some("off".into()),
+            pairs: Vec::new(),
+            config,
+            input_size: a.messages,
+            notes,
+        })
     }
 
     fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<ModeOutcome, String> {
