@@ -12,6 +12,7 @@ use crate::variants::{self, Settings, WithHandoff};
 use handoff::{Checker, Consumer, Handoff, Message, Producer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Instant;
@@ -54,7 +55,7 @@ pub struct CellSpec {
     pub trace_messages: u64,
     /// The JVM's settings, for the `jvm-*` variants.
     #[serde(default)]
-    pub jvm: Option<crate::jvm::JvmSettings>,
+    pub jvm: Option<JvmSettings>,
 }
 
 impl CellSpec {
@@ -67,6 +68,42 @@ impl CellSpec {
             prefetch: self.prefetch,
         }
     }
+}
+
+/// The JVM's side of a `jvm-*` cell (run by `crate::jvm`): where Bus lives, how to call it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct JvmSettings {
+    /// Class folder (from [`build`]).
+    pub classes: String,
+    /// JVM flags, split on whitespace.
+    pub flags: String,
+    /// The JVM wait strategy (`--wait` of Bus).
+    pub wait: String,
+    /// JIT warm-up passes before the runs.
+    pub jit_warmup: u64,
+    /// Plant a lost message (`--fault drop-one`): every run must come out invalid.
+    pub drop_one: bool,
+}
+
+/// What a `jvm-*` fork adds to its outcome (from `crate::jvm`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct JvmReport {
+    /// `java.version`, VM name and flags as the JVM reports them.
+    pub jvm: Value,
+    /// Disruptor version from its jar, when the cell is the Disruptor.
+    pub disruptor_version: Option<String>,
+    /// `SINGLE` or `MULTI`.
+    pub producer_type: String,
+    /// The JVM wait strategy.
+    pub wait: String,
+    /// JIT warm-up passes run before the warm-up runs.
+    pub jit_warmup_passes: u64,
+    /// Per measured run: bytes allocated per message (ThreadMXBean), GC count and ms.
+    pub allocated_bytes_per_message: Vec<f64>,
+    /// See `allocated_bytes_per_message`.
+    pub gc_count: Vec<u64>,
+    /// See `allocated_bytes_per_message`.
+    pub gc_ms: Vec<f64>,
 }
 
 /// CPU time and context switches of one thread over its life.
@@ -201,7 +238,7 @@ pub struct CellOutput {
     pub notes: Vec<String>,
     /// What the JVM reported, for the `jvm-*` variants.
     #[serde(default)]
-    pub jvm: Option<crate::jvm::JvmReport>,
+    pub jvm: Option<JvmReport>,
 }
 
 /// Heap totals of one profiled run, from `dhat::HeapStats`.

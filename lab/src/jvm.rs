@@ -13,9 +13,9 @@
 //! `Blocking` strategy spins, then sleeps on a condition only when a sleeper asked for a
 //! signal: the JVM counterpart is `LiteBlockingWaitStrategy`, the default pairing.
 
-use crate::harness::{CellOutput, CellSpec, RunResult, ThreadUsage};
+use crate::harness::{CellOutput, CellSpec, JvmReport, RunResult, ThreadUsage};
 use crate::protocol::{Ctx, Message};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -71,21 +71,6 @@ pub fn matching_wait(rust: &str) -> &'static str {
     }
 }
 
-/// The JVM's side of a cell: where Bus lives and how to call it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct JvmSettings {
-    /// Class folder (from [`build`]).
-    pub classes: String,
-    /// JVM flags, split on whitespace.
-    pub flags: String,
-    /// The JVM wait strategy (`--wait` of Bus).
-    pub wait: String,
-    /// JIT warm-up passes before the runs.
-    pub jit_warmup: u64,
-    /// Plant a lost message (`--fault drop-one`): every run must come out invalid.
-    pub drop_one: bool,
-}
-
 #[derive(Debug, Deserialize)]
 struct BusThread {
     name: String,
@@ -123,27 +108,6 @@ struct BusOutcome {
     runs: Vec<BusRun>,
     producer_type: String,
     wait: String,
-}
-
-/// What the JVM rows add to a fork's outcome.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct JvmReport {
-    /// `java.version`, VM name and flags as the JVM reports them.
-    pub jvm: Value,
-    /// Disruptor version from its jar, when the cell is the Disruptor.
-    pub disruptor_version: Option<String>,
-    /// `SINGLE` or `MULTI`.
-    pub producer_type: String,
-    /// The JVM wait strategy.
-    pub wait: String,
-    /// JIT warm-up passes run before the warm-up runs.
-    pub jit_warmup_passes: u64,
-    /// Per measured run: bytes allocated per message (ThreadMXBean), GC count and ms.
-    pub allocated_bytes_per_message: Vec<f64>,
-    /// See `allocated_bytes_per_message`.
-    pub gc_count: Vec<u64>,
-    /// See `allocated_bytes_per_message`.
-    pub gc_ms: Vec<f64>,
 }
 
 fn run_result(r: &BusRun, messages: u64) -> RunResult {

@@ -15,14 +15,15 @@
 //!   the [`experiment::Shared`] options (`--out`, `--rounds`, `--runs`, `--warmup`,
 //!   `--trace`, `--heap`, `--timeout`).
 //! * [`experiment`]: the [`experiment::Experiment`] trait (typed options, a plan of cells,
-//!   `run_cell` in the child, `analyse` in the parent) and the one flow
-//!   parse → plan → run → assemble → analyse → emit.
+//!   `run_cell` in the child, `analyse` in the parent) and what a run hands back to it.
+//! * [`pipeline`]: the one flow parse → plan → run → assemble → analyse → emit, and
+//!   [`pipeline::Registered`], an experiment behind its name.
 //! * [`runner`]: forks in interleaved rounds (a fresh child per cell per round, the order
 //!   rotated each round), a watchdog fed by the child's heartbeats, process groups killed
 //!   on a stall or Ctrl-C ([`runner::signal`]), the untimed heap and trace passes side by
 //!   side, one progress bar with an ETA.
-//! * [`protocol`]: the one hidden child entry (`lab __child <spec>`, `lab-heap <spec>`) and
-//!   its typed lines (heartbeat, done, failed).
+//! * [`protocol`]: the one child protocol's typed lines (heartbeat, done, failed);
+//!   [`entry`]: the hidden child entry (`lab __child <spec>`, `lab-heap <spec>`).
 //! * [`results`]: the one versioned schema (`schema_version`), rows with one envelope,
 //!   fork scores, intervals, modes and the ratios paired within rounds; [`stats`] holds the
 //!   order statistics.
@@ -52,6 +53,7 @@
 pub mod cli;
 pub mod compare;
 pub mod dhatfile;
+pub mod entry;
 pub mod envinfo;
 pub mod experiment;
 pub mod experiments;
@@ -60,6 +62,7 @@ pub mod harness;
 pub mod jvm;
 pub mod parse;
 pub mod peers;
+pub mod pipeline;
 pub mod protocol;
 pub mod report;
 pub mod results;

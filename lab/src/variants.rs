@@ -134,6 +134,11 @@ pub fn all() -> Vec<VariantInfo> {
     v
 }
 
+/// True for the variants that run on the JVM (tools/jvm/Bus.java) rather than a Handoff.
+pub fn is_jvm(name: &str) -> bool {
+    name.contains("jvm-")
+}
+
 /// Looks a variant up by name.
 pub fn find(name: &str) -> Option<VariantInfo> {
     all().into_iter().find(|v| v.name == name)
@@ -212,9 +217,7 @@ pub fn dispatch<J: WithHandoff>(s: &Settings, job: J) -> Result<J::Out, String> 
         "fault-hang" => job.run(FaultHandoff::new(Fault::Hang, Some(s.ring_size))),
         "fault-crash" => job.run(FaultHandoff::new(Fault::Crash, Some(s.ring_size))),
         jvm if jvm.contains("jvm-") => {
-            return Err(format!(
-                "variant '{jvm}' runs on the JVM (crate::jvm), not through a Handoff"
-            ))
+            return Err(format!("variant '{jvm}' runs on the JVM, not through a Handoff"))
         }
         other => return Err(format!("variant '{other}' is listed but not wired in")),
     })
@@ -251,6 +254,17 @@ mod tests {
             }
         }
         for v in all().into_iter().filter(|v| v.unavailable.is_none()) {
+            if is_jvm(v.name) {
+                let s = Settings {
+                    variant: v.name.to_string(),
+                    wait: None,
+                    ring_size: 1024,
+                    capacity: None,
+                    prefetch: 256,
+                };
+                assert!(dispatch(&s, Name).unwrap_err().contains("runs on the JVM"));
+                continue;
+            }
             let s = Settings {
                 variant: v.name.to_string(),
                 wait: v.takes_wait.then(|| "blocking".to_string()),

@@ -13,9 +13,9 @@
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
+use crate::experiment::{CellRecord, Finished};
 use crate::protocol::Ctx;
 use crate::results::{FileLink, Ratio, Results, Row, Status, Table};
-use crate::runner::{CellRecord, Finished};
 use crate::stats::Summary;
 use buffer_pool::{Pool, SEED_SIZES};
 use clap::{Args, ValueEnum};

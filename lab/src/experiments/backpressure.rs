@@ -26,9 +26,9 @@
 use crate::experiment::{
     self, size, CellPlan, Defaults, Experiment, Measured, Plan, Shared, TraceMode,
 };
+use crate::experiment::{CellRecord, Finished};
 use crate::protocol::Ctx;
 use crate::results::{FileLink, Results, Row, Status, Table};
-use crate::runner::{CellRecord, Finished};
 use clap::Args;
 use reactive::{
     Error, Flux, Overflow, Scheduler, SharedSubscription, Subscriber, Subscription, UNBOUNDED,

@@ -8,12 +8,12 @@
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
+use crate::experiment::{CellRecord, Finished};
 use crate::harness::{self, CellOutput, CellSpec, Latency, PAYLOADS};
 use crate::parse::{parse_list, parse_producers};
 use crate::protocol::Ctx;
 use crate::report::{fmt_num, group};
 use crate::results::{Chart, FileLink, Results, Row, Status, Table};
-use crate::runner::{CellRecord, Finished};
 use crate::variants::{self, WAITS};
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -103,9 +103,7 @@ pub struct DvlArgs {
     pub jit_warmup: u64,
 }
 
-fn is_jvm(variant: &str) -> bool {
-    variant.contains("jvm-")
-}
+use crate::variants::is_jvm;
 
 impl Outcome for CellOutput {
     fn measured(&self) -> Vec<Measured> {
@@ -273,7 +271,7 @@ impl Experiment for DisruptorVsLbq {
                         heap_messages,
                         trace_messages,
                         jvm: classes.as_ref().filter(|_| is_jvm(v)).map(|c| {
-                            crate::jvm::JvmSettings {
+                            crate::harness::JvmSettings {
                                 classes: c.clone(),
                                 flags: a.jvm_flags.clone(),
                                 wait: match a.jvm_wait.as_str() {
@@ -574,7 +572,7 @@ fn fill_row(row: &mut Row, rec: &CellRecord<DisruptorVsLbq>, cores: usize, dir: 
     d.insert("heap_file".into(), json!(heap.as_ref().map(|h| h.file.clone())));
     d.insert("heap".into(), json!(heap));
     if let Some(first) = outs.iter().find_map(|o| o.jvm.as_ref()) {
-        let all = |f: fn(&crate::jvm::JvmReport) -> Vec<f64>| -> Vec<f64> {
+        let all = |f: fn(&crate::harness::JvmReport) -> Vec<f64>| -> Vec<f64> {
             outs.iter().filter_map(|o| o.jvm.as_ref()).flat_map(f).collect()
         };
         let med = |v: Vec<f64>| crate::stats::median(&v);

@@ -26,10 +26,10 @@
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
+use crate::experiment::{CellRecord, Finished, PassRecord};
 use crate::protocol::{Ctx, HeapTotals};
 use crate::report::group;
 use crate::results::{Chart, FileLink, Results, Row, Status, Table};
-use crate::runner::{CellRecord, Finished, PassRecord};
 use crate::variants::{self, Settings, WithHandoff};
 use clap::Args;
 use handoff::{Consumer as _, Handoff, Message, Producer as _};

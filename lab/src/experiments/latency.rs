@@ -27,10 +27,10 @@ use super::schedulers::{self, Sched, Schedulers};
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, TraceMode,
 };
+use crate::experiment::{CellRecord, Finished};
 use crate::protocol::Ctx;
 use crate::report::fmt_num;
 use crate::results::{Ratio, Results, Row, Status, Table, Target};
-use crate::runner::{CellRecord, Finished};
 use crate::variants::{self, Settings, WithHandoff};
 use clap::{Args, ValueEnum};
 use handoff::{Consumer as _, Handoff, Message, Producer as _};

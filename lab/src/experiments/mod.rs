@@ -10,7 +10,7 @@ mod schedulers;
 mod subscribe;
 pub mod trace_overhead;
 
-use crate::experiment::{Entry, Registered};
+use crate::pipeline::{Entry, Registered};
 
 pub use alloc::AllocPooledVsUnpooled;
 pub use backpressure::{seed_case, BackpressureBuffer, Outcome};

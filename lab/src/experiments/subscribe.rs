@@ -12,9 +12,9 @@ use super::schedulers::{self, Sched, Schedulers};
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, TraceMode,
 };
+use crate::experiment::{CellRecord, Finished};
 use crate::protocol::Ctx;
 use crate::results::{Results, Row, Status, Table, Target};
-use crate::runner::{CellRecord, Finished};
 use crate::stats::Summary;
 use clap::Args;
 use serde::{Deserialize, Serialize};

@@ -12,107 +12,17 @@
 pub mod child;
 pub mod signal;
 
-use crate::experiment::{fork_of, CellPlan, Experiment, Plan, Shared, Switch, TraceMode};
-use crate::protocol::{ChildSpec, HeapTotals, Pass};
-use crate::results::{Disturbance, Fork, RoundsDone, Row, Status};
+use crate::experiment::{
+    fork_of, CellPlan, CellRecord, Experiment, Finished, ForkRecord, PassRecord, Plan, Shared,
+    Switch, TraceMode,
+};
+use crate::protocol::{ChildSpec, Pass};
+use crate::results::{Disturbance, Fork, RoundsDone, Status};
 use child::ChildEnd;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-
-/// A fork as recorded: its summary and its outcome.
-#[derive(Debug)]
-pub struct ForkRecord<O> {
-    /// The generic summary (score, runs, status, disturbance).
-    pub fork: Fork,
-    /// The outcome, when the child sent one.
-    pub outcome: Option<O>,
-    /// The last lines of a failed child's stderr.
-    pub stderr_tail: Option<String>,
-}
-
-/// An untimed pass's result.
-#[derive(Debug)]
-pub struct PassRecord<O> {
-    /// The file the pass wrote, relative to the run folder.
-    pub file: String,
-    /// Whether the file is there.
-    pub file_written: bool,
-    /// The outcome, or why there is none.
-    pub result: Result<O, String>,
-    /// Heap totals (heap pass).
-    pub heap: Option<HeapTotals>,
-    /// The recorder's account (trace pass).
-    pub note: Option<String>,
-}
-
-/// One cell with everything its children returned.
-#[derive(Debug)]
-pub struct CellRecord<E: Experiment> {
-    /// The plan's cell.
-    pub plan: CellPlan<E::Cell>,
-    /// Its forks, in round order.
-    pub forks: Vec<ForkRecord<E::Outcome>>,
-    /// Its heap pass.
-    pub heap: Option<PassRecord<E::Outcome>>,
-    /// Its trace pass.
-    pub trace: Option<PassRecord<E::Outcome>>,
-}
-
-impl<E: Experiment> CellRecord<E> {
-    /// The valid forks' outcomes.
-    pub fn outcomes(&self) -> impl Iterator<Item = &E::Outcome> {
-        self.forks.iter().filter(|f| f.fork.status == Status::Ok).filter_map(|f| f.outcome.as_ref())
-    }
-
-    /// The generic row: envelope and forks; the experiment adds its details.
-    pub fn row(&self) -> Row {
-        let p = &self.plan;
-        let mut status = if self.forks.is_empty() && p.timed { Status::NotRun } else { Status::Ok };
-        let mut error = None;
-        let mut stderr_tail = None;
-        for f in &self.forks {
-            status = status.worst(f.fork.status);
-            if error.is_none() && f.fork.error.is_some() {
-                error = f.fork.error.clone();
-                stderr_tail = f.stderr_tail.clone();
-            }
-        }
-        Row {
-            label: p.label.clone(),
-            key: p.key.clone(),
-            group: p.group.clone(),
-            status,
-            valid: status == Status::Ok,
-            unit: p.unit.to_string(),
-            higher_is_better: p.higher_is_better,
-            score: None,
-            score_ci: None,
-            score_ci_coverage: None,
-            modes: None,
-            forks: self.forks.iter().map(|f| f.fork.clone()).collect(),
-            error,
-            stderr_tail,
-            detail: Default::default(),
-        }
-    }
-}
-
-/// A finished (or interrupted) run.
-#[derive(Debug)]
-pub struct Finished<E: Experiment> {
-    /// Every cell, in plan order.
-    pub cells: Vec<CellRecord<E>>,
-    /// Rounds planned and finished.
-    pub rounds: RoundsDone,
-    /// Whether SIGINT/SIGTERM stopped it.
-    pub interrupted: bool,
-    /// Notes from running (a missing heap binary, skipped cells).
-    pub notes: Vec<String>,
-    /// The run folder.
-    pub dir: PathBuf,
-}
 
 /// Progress for every experiment: a bar with ETA, or plain lines.
 #[derive(Debug)]

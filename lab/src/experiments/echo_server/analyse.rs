@@ -5,9 +5,9 @@
 //! row's tables come from one real run rather than a blend of several.
 
 use super::{EchoArgs, EchoOutcome, EchoRun, EchoServer, Load, Server, SEED_RPS};
+use crate::experiment::{CellRecord, Finished, ForkRecord};
 use crate::report::{group, write_atomic};
 use crate::results::{paired_ratios, FileLink, Ratio, Results, Row, Status, Table};
-use crate::runner::{CellRecord, Finished, ForkRecord};
 use crate::stats::median;
 use echo_server::loadgen::PERCENTS;
 use serde_json::json;

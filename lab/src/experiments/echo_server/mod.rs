@@ -21,12 +21,12 @@
 
 mod analyse;
 
+use crate::experiment::Finished;
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
 use crate::protocol::{Ctx, Pass};
 use crate::results::Results;
-use crate::runner::Finished;
 use crate::variants::{self, Settings, WithHandoff};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};

@@ -5,8 +5,8 @@ use super::{
     slots, AllocatorProbe, ModeOutcome, RecordCost, Recorder, TraceOverhead, TraceOverheadArgs,
     Workload, AA, BATCH, FLIGHT_TARGET_PCT, RING_SIZE, SAMPLE_EVERY,
 };
+use crate::experiment::{CellRecord, Finished};
 use crate::results::{FileLink, Results, Row, Status, Table, Target};
-use crate::runner::{CellRecord, Finished};
 use crate::stats::{median, median_ci, Summary};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -62,12 +62,12 @@ mod child;
 
 pub use child::{allocator_probe, record_cost, AllocatorProbe, RecordCost};
 
+use crate::experiment::Finished;
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, TraceMode,
 };
 use crate::protocol::{Ctx, Pass};
 use crate::results::Results;
-use crate::runner::Finished;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -1,0 +1,41 @@
+//! The child entry points: `lab __child <spec>` and the `lab-heap` binary. They find the
+//! spec's experiment in the registry, run its cell for the pass the spec names (the
+//! recorder installed around a trace pass, dhat's profiler around a heap pass) and speak
+//! the protocol's lines.
+
+use crate::protocol::{self, ChildSpec, Ctx, Extras, HeapTotals, Pass};
+use serde_json::Value;
+
+/// The `__child` entry (the `lab` binary) and the heap child (`lab-heap`): runs the spec's
+/// cell with the registered experiment and prints the protocol's lines; the exit code.
+/// `heap` runs a heap pass's cell under the profiler, writing the file it is given (the
+/// `lab-heap` binary's; `None` in the `lab` binary, which refuses heap passes).
+pub fn child_main(spec_json: &str, heap: Option<HeapWrap>) -> i32 {
+    let spec: ChildSpec = match serde_json::from_str(spec_json) {
+        Ok(s) => s,
+        Err(e) => return protocol::finish(Err(format!("bad child spec: {e}"))),
+    };
+    let Some(exp) = crate::experiments::find(&spec.experiment) else {
+        return protocol::finish(Err(crate::experiments::unknown(&spec.experiment)));
+    };
+    let mut ctx = Ctx::new(spec.pass.clone());
+    let result = match (&spec.pass, heap) {
+        (Pass::Timed, _) => exp.child(&spec, &mut ctx).map(|v| (v, Extras::default())),
+        (Pass::Trace { mode, file }, _) => {
+            crate::tracehook::traced(mode, file, || exp.child(&spec, &mut ctx))
+                .map(|(v, note)| (v, Extras { note: Some(note), heap: None }))
+        }
+        (Pass::Heap { file }, Some(wrap)) => wrap(file, &mut || exp.child(&spec, &mut ctx))
+            .map(|(v, totals)| (v, Extras { heap: Some(totals), note: None })),
+        (Pass::Heap { .. }, None) => {
+            Err("a heap pass runs in the lab-heap binary (dhat's allocator), not here".into())
+        }
+    };
+    protocol::finish(result)
+}
+
+/// Runs a cell under dhat's profiler writing `file`: (outcome, totals).
+pub type HeapWrap = fn(
+    file: &str,
+    cell: &mut dyn FnMut() -> Result<Value, String>,
+) -> Result<(Value, HeapTotals), String>;

@@ -1,0 +1,260 @@
+//! The one flow every experiment goes through: parse → plan → run (the runner) →
+//! assemble the generic rows and ratios → the experiment's `analyse` → emit (the report
+//! writer). [`Registered`] is an experiment behind its name, for the CLI and the registry.
+
+use crate::envinfo::Environment;
+use crate::experiment::{Experiment, Failure, Finished, Plan, Shared, Switch, TraceMode};
+use crate::protocol::{ChildSpec, Ctx};
+use crate::results::{self, Results, RoundsDone, Row, Status};
+use crate::runner;
+use clap::builder::TypedValueParser as _;
+use clap::{ArgMatches, Args, FromArgMatches, ValueEnum};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// An experiment behind a name: what the CLI and the children call.
+pub trait Registered: Sync {
+    /// Its name.
+    fn name(&self) -> &'static str;
+    /// Its line in `lab list`.
+    fn about(&self) -> &'static str;
+    /// Its clap command (its options and the shared ones, with its defaults).
+    fn command(&self) -> clap::Command;
+    /// Runs it from parsed options; returns the exit code.
+    fn run(&self, m: &ArgMatches) -> Result<i32, Failure>;
+    /// Runs one cell in this process (a child); returns the outcome as JSON.
+    fn child(&self, spec: &ChildSpec, ctx: &mut Ctx) -> Result<Value, String>;
+}
+
+/// The registration of `E`.
+#[derive(Debug)]
+pub struct Entry<E>(std::marker::PhantomData<fn() -> E>);
+
+impl<E> Entry<E> {
+    /// For the registry.
+    pub const NEW: Entry<E> = Entry(std::marker::PhantomData);
+}
+
+impl<E: Experiment> Registered for Entry<E> {
+    fn name(&self) -> &'static str {
+        E::NAME
+    }
+
+    fn about(&self) -> &'static str {
+        E::ABOUT
+    }
+
+    fn command(&self) -> clap::Command {
+        let d = E::DEFAULTS;
+        let cmd = E::Args::augment_args(clap::Command::new(E::NAME));
+        // After the args: deriving `Args` sets the command's `about` from the struct's docs.
+        let cmd = Shared::augment_args(cmd).about(E::ABOUT);
+        let traces: Vec<&'static str> = d.trace.iter().map(|t| t.name()).collect();
+        let heaps: &[&'static str] = if d.heap.is_some() { &["on", "off"] } else { &["off"] };
+        let heap_default = match d.heap {
+            Some(Switch::On) => "on",
+            _ => "off",
+        };
+        // clap keeps defaults as 'static strings; the command is built once per process.
+        let text = |n: u64| -> &'static str { Box::leak(n.to_string().into_boxed_str()) };
+        cmd.mut_arg("rounds", |a| a.default_value(text(d.rounds)).required(false))
+            .mut_arg("runs", |a| a.default_value(text(d.runs)).required(false))
+            .mut_arg("warmup", |a| a.default_value(text(d.warmup)).required(false))
+            .mut_arg("trace", |a| {
+                a.value_parser(
+                    clap::builder::PossibleValuesParser::new(traces.clone()).map(|s: String| {
+                        TraceMode::from_str(&s, true).expect("a listed trace mode")
+                    }),
+                )
+                .default_value(traces[0])
+                .required(false)
+            })
+            .mut_arg("heap", |a| {
+                a.value_parser(
+                    clap::builder::PossibleValuesParser::new(heaps.to_vec())
+                        .map(|s: String| Switch::from_str(&s, true).expect("a listed switch")),
+                )
+                .default_value(heap_default)
+                .required(false)
+            })
+    }
+
+    fn run(&self, m: &ArgMatches) -> Result<i32, Failure> {
+        let shared = Shared::from_arg_matches(m).map_err(|e| first_line(&e.to_string()))?;
+        let args = E::Args::from_arg_matches(m).map_err(|e| first_line(&e.to_string()))?;
+        for (what, v) in [("rounds", shared.rounds), ("runs", shared.runs)] {
+            if v == 0 {
+                return Err(format!("--{what} must be at least 1 (got 0)").into());
+            }
+        }
+        let plan = E::plan(&args, &shared)?;
+        let (dir, default_location) = choose_run_dir(shared.out.as_deref(), E::NAME);
+        check_writable(&dir)?;
+        let env = environment(&shared, &plan);
+        let finished = runner::run::<E>(&plan, &shared, &dir);
+        let mut out = assemble::<E>(&args, &shared, &plan, env, &finished);
+        E::analyse(&args, &finished, &mut out);
+        crate::report::emit(&out, &dir, default_location).map_err(Failure::Io)?;
+        Ok(exit_code(&out, &finished))
+    }
+
+    fn child(&self, spec: &ChildSpec, ctx: &mut Ctx) -> Result<Value, String> {
+        let cell: E::Cell =
+            serde_json::from_value(spec.cell.clone()).map_err(|e| format!("bad cell: {e}"))?;
+        let out = E::run_cell(&cell, ctx)?;
+        serde_json::to_value(out).map_err(|e| format!("outcome does not serialise: {e}"))
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string()
+}
+
+fn exit_code<E: Experiment>(out: &Results, run: &Finished<E>) -> i32 {
+    if run.interrupted {
+        eprintln!("lab: interrupted; what finished is written");
+        return 130;
+    }
+    let bad = out.results.iter().filter(|r| r.status != Status::Ok).count();
+    if bad > 0 {
+        eprintln!("lab: {bad} row(s) did not pass (see the tables)");
+        return 1;
+    }
+    0
+}
+
+fn environment<C>(shared: &Shared, plan: &Plan<C>) -> Environment {
+    let mut env = Environment::capture();
+    env.warmup_runs = shared.warmup as usize;
+    env.measured_runs = shared.runs as usize;
+    env.rounds = shared.rounds as usize;
+    env.messages = plan.input_size;
+    env.scheduling = "timed forks run one at a time, nothing else of the lab running; the \
+                      untimed heap and trace children run side by side (a rayon pool of 2) \
+                      after the rounds"
+        .into();
+    env.tracing = match shared.trace {
+        TraceMode::Off => "off".into(),
+        m => format!("{}: a separate untimed child per cell", m.name()),
+    };
+    env.heap_profiling = match shared.heap {
+        Switch::Off => "off".into(),
+        Switch::On => "on: a separate untimed child per cell under dhat::Profiler".into(),
+    };
+    env
+}
+
+/// The generic rows (envelope and forks) and ratios of a finished run.
+fn assemble<E: Experiment>(
+    args: &E::Args,
+    shared: &Shared,
+    plan: &Plan<E::Cell>,
+    environment: Environment,
+    run: &Finished<E>,
+) -> Results {
+    let mut rows: Vec<Row> = run.cells.iter().map(crate::experiment::CellRecord::row).collect();
+    rows.iter_mut().for_each(results::summarise_forks);
+    let mut ratios =
+        plan.baseline.as_deref().map(|b| results::paired_ratios(&rows, b)).unwrap_or_default();
+    for (row, base) in &plan.pairs {
+        ratios.extend(results::pair_ratios(&rows, row, base));
+    }
+    let failed = rows.iter().any(|r| r.status != Status::Ok);
+    let mut notes = plan.notes.clone();
+    notes.extend(run.notes.iter().cloned());
+    if run.interrupted {
+        notes.push(format!(
+            "Interrupted: {} of {} rounds finished; the forks that finished are kept.",
+            run.rounds.finished, run.rounds.planned
+        ));
+    }
+    Results {
+        schema_version: results::SCHEMA_VERSION,
+        experiment: E::NAME.to_string(),
+        status: if run.interrupted {
+            "interrupted".into()
+        } else if failed {
+            "failed".into()
+        } else {
+            "complete".into()
+        },
+        environment,
+        config: serde_json::json!({"shared": shared, "experiment": args, "plan": plan.config}),
+        rounds: RoundsDone { planned: run.rounds.planned, finished: run.rounds.finished },
+        results: rows,
+        ratios,
+        tables: Vec::new(),
+        targets: Vec::new(),
+        charts: Vec::new(),
+        files: Vec::new(),
+        method: method(shared),
+        notes,
+    }
+}
+
+fn method(s: &Shared) -> Vec<String> {
+    vec![
+        format!(
+            "Each cell ran in {} rounds; a round runs every cell once, each as a fresh child \
+             process (a fork, as JMH forks JVMs); the cells of a group (the rows a ratio \
+             pairs) run side by side, and both the groups' order and the order within each \
+             group rotate by one each round, so every cell meets the same phases of the \
+             machine. Timed forks run one at a time.",
+            s.rounds
+        ),
+        format!(
+            "A fork makes {} warm-up run(s), discarded, then {} measured run(s); its score is \
+             their median. A row's score is the median of its forks' scores, with a \
+             distribution-free interval from order statistics (binomial coverage ≥ 95%, \
+             printed when there are 6 forks or more).",
+            s.warmup, s.runs
+        ),
+        "Ratios are taken within each round (row against the baseline row of the same round) \
+         and summarised as the median over rounds with the same order-statistic interval; one \
+         wider than ±10% of its median is marked unstable, with the rounds that would narrow \
+         it (assuming it narrows as 1/√rounds)."
+            .into(),
+        format!(
+            "Forks whose scores split into two clusters (sorted scores with a gap of at least \
+             {}× and each side at least {:.0}% of the forks) are reported as bimodal, with both \
+             modes and their shares.",
+            crate::stats::MODE_GAP,
+            crate::stats::MODE_MIN_SHARE * 100.0
+        ),
+        "Every run checks itself before its time is used; a failed check makes the row \
+         INVALID and keeps it out of every statistic. A child that finishes no run within \
+         the watchdog's limit is killed with its process group (HUNG); one that dies is \
+         CRASHED."
+            .into(),
+    ]
+}
+
+/// The run folder: `out` if given (false: not the default location), else a new
+/// `traces/<experiment>/<UTC stamp>[-n]` in the workspace (true). Creates nothing.
+pub fn choose_run_dir(out: Option<&Path>, experiment: &str) -> (PathBuf, bool) {
+    match out {
+        Some(d) => (d.to_path_buf(), false),
+        None => {
+            let base = crate::envinfo::workspace_root().join("traces").join(experiment);
+            let stamp = crate::envinfo::utc_now().1;
+            let mut dir = base.join(&stamp);
+            let mut n = 2;
+            while dir.exists() {
+                dir = base.join(format!("{stamp}-{n}"));
+                n += 1;
+            }
+            (dir, true)
+        }
+    }
+}
+
+fn check_writable(dir: &Path) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| {
+        Failure::Usage(format!("cannot write to output folder {}: {e}", dir.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let probe = dir.join(".lab-write-probe");
+    std::fs::write(&probe, b"").map_err(fail)?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
