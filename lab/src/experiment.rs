@@ -306,6 +306,27 @@ impl<E: Experiment> CellRecord<E> {
                 stderr_tail = f.stderr_tail.clone();
             }
         }
+        if !p.timed {
+            // An untimed cell is what its passes found: a failed check or child is its status.
+            let passes: Vec<&PassRecord<E::Outcome>> =
+                [&self.heap, &self.trace].into_iter().flatten().collect();
+            if passes.is_empty() && (p.heap || p.trace) {
+                status = Status::NotRun;
+            }
+            for pass in passes {
+                let (s, why) = match &pass.result {
+                    Err(e) => (Status::Error, Some(e.clone())),
+                    Ok(o) => match o.failure() {
+                        Some(f) => (Status::Invalid, Some(format!("INVALID: {f}"))),
+                        None => (Status::Ok, None),
+                    },
+                };
+                status = status.worst(s);
+                if error.is_none() {
+                    error = why;
+                }
+            }
+        }
         Row {
             label: p.label.clone(),
             key: p.key.clone(),

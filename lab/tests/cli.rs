@@ -418,6 +418,80 @@ fn ctrl_c_to_the_process_group_stops_kills_the_children_and_saves_what_finished(
 }
 
 #[test]
+fn ctrl_c_stops_every_experiment_within_seconds_and_keeps_what_finished() {
+    // Small sizes and many rounds: each run is still going when its first fork finishes.
+    let runs: &[&[&str]] = &[
+        &[
+            "disruptor-vs-lbq",
+            "--messages",
+            "200000",
+            "--variants",
+            "locked,ring",
+            "--producers",
+            "1",
+            "--heap",
+            "off",
+            "--trace",
+            "off",
+            "--rounds",
+            "100",
+        ],
+        &["subscribe-overhead", "--elements", "100000", "--rounds", "100"],
+        &["publish-on-latency", "--elements", "20000", "--rounds", "100"],
+        &["backpressure-buffer", "--rounds", "100"],
+        &["heap-growth", "--messages", "8192"],
+        &["alloc-pooled-vs-unpooled", "--ops", "20000", "--rounds", "100"],
+        &[
+            "echo-server",
+            "-n",
+            "2000",
+            "--ab",
+            "off",
+            "--nginx",
+            "off",
+            "--rounds",
+            "100",
+            "--heap",
+            "off",
+            "--trace",
+            "off",
+        ],
+        &["trace-overhead", "--messages", "20000", "--rounds", "100"],
+    ];
+    let names: Vec<&str> = runs.iter().map(|a| a[0]).collect();
+    let o = lab().arg("list").output().unwrap();
+    for line in String::from_utf8_lossy(&o.stdout).lines().skip(1).take_while(|l| !l.is_empty()) {
+        let name = line.split_whitespace().next().unwrap();
+        assert!(names.contains(&name), "{name} has no Ctrl-C case here");
+    }
+    for args in runs {
+        let name = format!("sigint-{}", args[0]);
+        let (code, secs, out) = interrupt_after_first_fork(&name, args, false);
+        assert_eq!(code, Some(130), "{}", args[0]);
+        assert!(secs < 10.0, "{}: took {secs:.1} s to stop", args[0]);
+        let r = read_json(&out.join("results.json"));
+        assert_eq!(r["status"], "interrupted", "{}", args[0]);
+        let kept = r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| !x["forks"].as_array().unwrap().is_empty() || x["status"] != "NOT_RUN")
+            .count();
+        // An untimed experiment may have finished only a pass: its file is what it kept.
+        let files = std::fs::read_dir(&out)
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name().to_string_lossy().ends_with("trace.json")
+                    || e.file_name().to_string_lossy().ends_with("dhat-heap.json")
+            })
+            .count();
+        assert!(kept + files >= 1, "{}: what finished is kept", args[0]);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+#[test]
 fn the_watchdog_counts_heartbeats_not_a_budget() {
     // Each run is well under the limit, the whole child well over it: not HUNG.
     let out = tmp("heartbeats");

@@ -185,7 +185,12 @@ fn check_targets(r: &Value, deciding: &Value) {
 fn trace_overhead_reports_each_mode_against_off_on_the_system_allocator() {
     let dir = out_dir("small");
     let runs = 2;
-    let o = tiny_run(&dir, "20000", &["--runs", &runs.to_string(), "--warmup", "0"]);
+    let all = "locked-p2,ring-yielding-p1,ring-blocking-p2";
+    let o = tiny_run(
+        &dir,
+        "20000",
+        &["--runs", &runs.to_string(), "--warmup", "0", "--workloads", all],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("Tracing cost") && stdout.contains("throughput vs off"), "{stdout}");

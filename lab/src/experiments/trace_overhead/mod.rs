@@ -23,9 +23,9 @@
 //!
 //! Every (workload, mode) is a cell; the runner runs every cell once per round (the shared
 //! `--rounds`, 200 by default: 100 left the interval's top at +3.3% in two runs of three,
-//! 200 decided it), each as a fresh fork, the order rotated round by round: 10 cells with
-//! every workload, so a default run makes 2,000 forks; `--workloads locked-p2` times the 4
-//! deciding cells only (800 forks). A fork makes two warm-up runs and one measured run
+//! 200 decided it), each as a fresh fork, the order rotated round by round. By default only
+//! the deciding workload runs (4 cells, 800 forks); `--workloads locked-p2,ring-yielding-p1,ring-blocking-p2` adds the
+//! context ones (10 cells, 2,000 forks). A fork makes two warm-up runs and one measured run
 //! (this experiment's `--warmup 2 --runs 1` defaults): the lab VM has phases of a second or two in which the locked queue runs 2–3×
 //! faster (streaks of ~95 ms runs among ~240 ms ones, measured), so forks of several runs
 //! each straddled different phases, while single-run forks next to each other in time
@@ -186,7 +186,7 @@ pub struct TraceOverheadArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_values_t = Workload::ALL.to_vec()
+        default_values_t = vec![Workload::LockedP2]
     )]
     pub workloads: Vec<Workload>,
 }
