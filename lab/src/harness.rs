@@ -17,6 +17,9 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Instant;
 
+/// The most measured runs a fork makes to reach `min_measure_ms`.
+pub const MAX_RUNS: usize = 100;
+
 /// Payload sizes the lab compiles the loop for (`handoff::Message<N>` is const-generic).
 pub const PAYLOADS: &[usize] = &[16, 64, 256];
 
@@ -47,6 +50,11 @@ pub struct CellSpec {
     pub sample_every: u64,
     /// Most messages the consumer takes per `recv_batch`; 1 uses `recv`.
     pub batch: usize,
+    /// A timed fork keeps measuring past `runs` until its measured runs add up to this
+    /// many ms (at most [`MAX_RUNS`] runs), as a JMH iteration has a measurement time:
+    /// short runs (a fast handoff's) are noisy one by one, and their median needs more.
+    #[serde(default)]
+    pub min_measure_ms: f64,
     /// Extra sampled/unsampled run pairs measuring the cost of sampling (timed forks).
     pub sampling_ab_pairs: usize,
     /// Messages in a heap pass's run.
@@ -508,12 +516,16 @@ fn run_cell<H: Handoff, const N: usize>(
                 ctx.heartbeat();
             }
             let mut merged = new_histogram();
-            for _ in 0..spec.runs {
+            let mut measured_ms = 0.0;
+            while out.runs.len() < spec.runs
+                || (measured_ms < spec.min_measure_ms && out.runs.len() < MAX_RUNS)
+            {
                 let (r, h) =
                     run_once::<H, N, false>(handoff, spec, spec.messages, spec.sample_every)?;
                 if r.valid && spec.sample_every > 0 {
                     merged.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?;
                 }
+                measured_ms += r.ms;
                 out.runs.push(r);
                 ctx.heartbeat();
             }

@@ -90,6 +90,10 @@ pub struct DvlArgs {
     /// Most messages the consumer takes per recv_batch (1: recv one at a time).
     #[arg(long, value_parser = size, default_value = "1024")]
     pub batch: u64,
+    /// Each timed fork keeps measuring past --runs until its measured runs add up to this
+    /// many ms (at most 100 runs): the ring's runs are short and noisy one by one.
+    #[arg(long, value_parser = size, default_value = "300")]
+    pub min_fork_ms: u64,
     /// JVM flags of the jvm-* rows.
     #[arg(long, default_value = crate::jvm::DEFAULT_FLAGS, allow_hyphen_values = true)]
     pub jvm_flags: String,
@@ -199,7 +203,7 @@ impl Experiment for DisruptorVsLbq {
         Disruptor): P producers (1..6), one consumer; the locked queue against the ring \
         (Blocking wait): duration, QPS and paired ratios, latency, CPU, heap, traces";
     const DEFAULTS: Defaults = Defaults {
-        rounds: 10,
+        rounds: 12,
         runs: 3,
         warmup: 1,
         trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::Off],
@@ -270,6 +274,7 @@ impl Experiment for DisruptorVsLbq {
                         sampling_ab_pairs: pairs,
                         heap_messages,
                         trace_messages,
+                        min_measure_ms: a.min_fork_ms as f64,
                         jvm: classes.as_ref().filter(|_| is_jvm(v)).map(|c| {
                             crate::harness::JvmSettings {
                                 classes: c.clone(),
@@ -1000,6 +1005,14 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             a.wait,
             a.ring_size,
             a.capacity.map_or("unbounded (as the seed)".to_string(), |x| format!("bounded at {x}"))
+        ),
+        format!(
+            "A timed fork makes at least --runs measured runs and keeps measuring until they \
+             add up to {} ms (at most {} runs), as a JMH iteration has a measurement time: a \
+             fast handoff's 20 ms runs are noisy one by one, and its fork's median needs more \
+             of them. Every run is kept (runs_ms).",
+            a.min_fork_ms,
+            harness::MAX_RUNS
         ),
         format!(
             "The consumer takes messages with {}.",

@@ -175,6 +175,7 @@ pub(super) fn run(cell: &Cell, ctx: &mut Ctx) -> Result<ModeOutcome, String> {
         heap_messages: cell.messages,
         trace_messages: cell.messages,
         jvm: None,
+        min_measure_ms: 0.0,
     };
     let settings = Settings {
         variant: variant.into(),
