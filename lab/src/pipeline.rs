@@ -205,8 +205,9 @@ fn method(s: &Shared) -> Vec<String> {
         format!(
             "A fork makes {} warm-up run(s), discarded, then {} measured run(s); its score is \
              their median. A row's score is the median of its forks' scores, with a \
-             distribution-free interval from order statistics (binomial coverage ≥ 95%, \
-             printed when there are 6 forks or more).",
+             distribution-free interval from order statistics (exact binomial coverage ≥ 99%, \
+             printed when there are 8 forks or more: 95% intervals from one run did not \
+             cover the few-percent shifts between whole runs seen on these VMs).",
             s.warmup, s.runs
         ),
         "Ratios are taken within each round (row against the baseline row of the same round) \

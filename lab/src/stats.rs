@@ -88,16 +88,20 @@ pub fn median(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| median_sorted(&sorted(xs)))
 }
 
-/// The coverage the lab asks of a median's interval.
-pub const TARGET_COVERAGE: f64 = 0.95;
+/// A 95% confidence interval of the median of `xs` from order statistics
+/// (distribution-free): see [`median_ci_at`]. `None` below 6 samples.
+pub fn median_ci(xs: &[f64]) -> Option<(f64, f64, f64)> {
+    median_ci_at(xs, 0.95)
+}
 
 /// A confidence interval of the median of `xs` from order statistics (distribution-free):
-/// `[x(k), x(n+1−k)]` with the largest `k` that keeps each tail's binomial probability
-/// ≤ 2.5%. Returns `(low, high, coverage)`; `None` below 6 samples (no such `k`).
-pub fn median_ci(xs: &[f64]) -> Option<(f64, f64, f64)> {
+/// `[x(k), x(n+1−k)]` with the largest `k` that keeps each tail's binomial probability at
+/// most (1 − `coverage`)/2. Returns `(low, high, exact coverage)`; `None` when even
+/// `[min, max]` falls short (below 6 samples at 95%, below 8 at 99%).
+pub fn median_ci_at(xs: &[f64], coverage: f64) -> Option<(f64, f64, f64)> {
     let n = xs.len();
     let v = sorted(xs);
-    let tail_limit = (1.0 - TARGET_COVERAGE) / 2.0;
+    let tail_limit = (1.0 - coverage) / 2.0;
     let k = (1..=n / 2).take_while(|&k| binomial_tail(n, k) <= tail_limit).last()?;
     Some((v[k - 1], v[n - k], 1.0 - 2.0 * binomial_tail(n, k)))
 }
@@ -207,6 +211,10 @@ mod tests {
         let (lo, hi, cov) = median_ci(&xs).unwrap();
         assert_eq!((lo, hi), (2.0, 8.0), "n = 9 keeps k = 2");
         assert!((cov - (1.0 - 20.0 / 512.0)).abs() < 1e-12);
+        assert!(median_ci_at(&xs[..7], 0.99).is_none(), "7 samples cannot reach 99%");
+        let (lo, hi, cov) = median_ci_at(&xs, 0.99).unwrap();
+        assert_eq!((lo, hi), (1.0, 9.0), "n = 9 at 99% keeps k = 1");
+        assert!(cov >= 0.99);
     }
 
     #[test]

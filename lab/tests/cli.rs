@@ -604,7 +604,7 @@ fn small_run(name: &str, rounds: &str) -> PathBuf {
 
 #[test]
 fn compare_judges_changes_against_both_intervals_and_refuses_bad_files() {
-    let out = small_run("cmp", "6");
+    let out = small_run("cmp", "8");
     let f = out.join("results.json");
     let o = lab().arg("compare").arg(&f).arg(&out).output().unwrap();
     let (stdout, _) = text(&o);

@@ -28,7 +28,7 @@ fn small_run(dir: &Path, extra: &[&str]) -> Value {
         "--concurrency",
         "10",
         "--rounds",
-        "6",
+        "8",
         "--variants",
         "inline,locked",
         "--out",
@@ -51,13 +51,13 @@ fn check_row(r: &Value, label: &str) {
     );
     assert_eq!(row["key"]["server"], label);
     let forks = row["forks"].as_array().expect("forks");
-    assert_eq!(forks.len(), 6, "one fork per round");
+    assert_eq!(forks.len(), 8, "one fork per round");
     for f in forks {
         assert_eq!(f["status"], "OK", "{f:#}");
         assert!(f["score"].as_f64().expect("score") > 0.0);
     }
     assert!(row["score"].as_f64().expect("score") > 0.0);
-    assert!(row["score_ci"].is_array(), "six forks give an interval: {row:#}");
+    assert!(row["score_ci"].is_array(), "eight forks give an interval: {row:#}");
     let l = &row["load"];
     assert_eq!(l["failed_requests"], 0, "{label}: {l:#}");
     assert_eq!(l["complete_requests"], 300, "{label}");
@@ -104,7 +104,7 @@ fn two_small_runs_serve_the_document_without_failures_and_compare() {
         }
         assert!(row["heap"]["max_bytes"].as_u64().expect("heap totals") > 0);
     }
-    // locked against the inline baseline, paired within the six rounds.
+    // locked against the inline baseline, paired within the eight rounds.
     let ratios = r["ratios"].as_array().expect("ratios");
     let locked = ratios
         .iter()

@@ -144,7 +144,7 @@ impl Outcome for AllocOutcome {
 
 impl Experiment for AllocPooledVsUnpooled {
     const NAME: &'static str = "alloc-pooled-vs-unpooled";
-    const ABOUT: &'static str = "seed 004's ByteBufAllocatorBenchmark: allocate + touch + free \
+    const ABOUT: &'static str = "seed 004 (Netty's JMH microbenchmarks), ByteBufAllocatorBenchmark: allocate + touch + free \
         per buffer size, pooled against unpooled, in ops/ms with JMH's columns and the \
         pooled/unpooled ratio paired within rounds; every iteration's checksum checked";
     const DEFAULTS: Defaults = Defaults {

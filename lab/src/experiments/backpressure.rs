@@ -376,7 +376,8 @@ fn fluid_model(n: u64, capacity: usize, rate: f64) -> f64 {
 
 impl Experiment for BackpressureBuffer {
     const NAME: &'static str = "backpressure-buffer";
-    const ABOUT: &'static str = "seed 000's corrected onBackpressureBuffer test: overflows by \
+    const ABOUT: &'static str =
+        "seed 000 (the Reactor baseline), its corrected onBackpressureBuffer test: overflows by \
         capacity × producer rate behind an async boundary with request(1) demand; the seed's \
         two cases checked against their exact counts; overflow instants in a trace";
     const DEFAULTS: Defaults = Defaults {

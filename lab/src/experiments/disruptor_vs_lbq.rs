@@ -203,8 +203,8 @@ impl Experiment for DisruptorVsLbq {
         Disruptor): P producers (1..6), one consumer; the locked queue against the ring \
         (Blocking wait): duration, QPS and paired ratios, latency, CPU, heap, traces";
     const DEFAULTS: Defaults = Defaults {
-        rounds: 12,
-        runs: 3,
+        rounds: 16,
+        runs: 2,
         warmup: 1,
         trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::Off],
         heap: Some(Switch::On),
@@ -352,8 +352,21 @@ impl Experiment for DisruptorVsLbq {
 
     fn analyse(a: &DvlArgs, run: &Finished<Self>, out: &mut Results) {
         let cores = out.environment.cores.max(1);
-        for (row, rec) in out.results.iter_mut().zip(&run.cells) {
-            fill_row(row, rec, cores, &run.dir);
+        // Reading the dhat files is the slow part of analysing: untimed, so in parallel.
+        let sites: Vec<Vec<crate::dhatfile::Site>> = {
+            use rayon::prelude::*;
+            run.cells
+                .par_iter()
+                .map(|rec| match &rec.heap {
+                    Some(h) if h.file_written => {
+                        crate::dhatfile::top_sites(&run.dir.join(&h.file), 5, 4).unwrap_or_default()
+                    }
+                    _ => Vec::new(),
+                })
+                .collect()
+        };
+        for ((row, rec), sites) in out.results.iter_mut().zip(&run.cells).zip(sites) {
+            fill_row(row, rec, cores, sites);
         }
         out.tables = headline_tables(out);
         out.tables.push(forks_table(out));
@@ -515,7 +528,12 @@ fn latency_of(outs: &[&CellOutput]) -> Option<Latency> {
     })
 }
 
-fn fill_row(row: &mut Row, rec: &CellRecord<DisruptorVsLbq>, cores: usize, dir: &std::path::Path) {
+fn fill_row(
+    row: &mut Row,
+    rec: &CellRecord<DisruptorVsLbq>,
+    cores: usize,
+    top_sites: Vec<crate::dhatfile::Site>,
+) {
     let spec = &rec.plan.cell;
     let outs: Vec<&CellOutput> = rec.outcomes().collect();
     let all: Vec<&CellOutput> = rec.forks.iter().filter_map(|f| f.outcome.as_ref()).collect();
@@ -561,7 +579,6 @@ fn fill_row(row: &mut Row, rec: &CellRecord<DisruptorVsLbq>, cores: usize, dir: 
     let heap = rec.heap.as_ref().and_then(|h| {
         let (Ok(o), Some(t), true) = (&h.result, h.heap, h.file_written) else { return None };
         let m = spec.heap_messages.max(1) as f64;
-        let top_sites = crate::dhatfile::top_sites(&dir.join(&h.file), 5, 4).unwrap_or_default();
         Some(Heap {
             file: h.file.clone(),
             total_blocks: t.total_blocks,

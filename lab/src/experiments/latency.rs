@@ -356,7 +356,8 @@ fn label(v: Variant, s: Option<Sched>) -> String {
 
 impl Experiment for PublishOnLatency {
     const NAME: &'static str = "publish-on-latency";
-    const ABOUT: &'static str = "seed 000's publishOn latency test: publish_on per scheduler \
+    const ABOUT: &'static str =
+        "seed 000 (the Reactor baseline), its publishOn latency test: publish_on per scheduler \
         against the locked queue, the ring and the naive buffer, bulk and one-by-one demand; \
         p50…max per element from HDR histograms, every run checked for loss and order";
     const DEFAULTS: Defaults =

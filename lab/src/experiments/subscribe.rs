@@ -2,7 +2,7 @@
 //!
 //! Workloads, each cell its own child per round: `Flux.range(1, N)` summed (one
 //! subscription, N *elements*), `Mono.just(1)` subscribed N times and the hand-written
-//! publisher subscribed N times (N *subscriptions*), and the reactive issue's throughput
+//! publisher subscribed N times (N *subscriptions*), and the reactive crate's throughput
 //! case `Flux.range(1, N) → publish_on(scheduler, 256) → sum` (N elements through the
 //! operator's queue, the sum on the worker), one row per `--scheduler`. Each run's result
 //! is checked against its closed form (`N(N+1)/2`, or `N`); a wrong result makes the run,
@@ -166,7 +166,8 @@ fn label(w: Workload, s: Option<Sched>) -> String {
 
 impl Experiment for SubscribeOverhead {
     const NAME: &'static str = "subscribe-overhead";
-    const ABOUT: &'static str = "seed 000's subscribe table: Flux.range summed, Mono.just and a \
+    const ABOUT: &'static str =
+        "seed 000 (the Reactor baseline), its subscribe table: Flux.range summed, Mono.just and a \
         hand-written publisher subscribed N times, range → publish_on → sum per scheduler; \
         ns per element or subscription, each run's result checked";
     const DEFAULTS: Defaults =
@@ -373,7 +374,7 @@ fn failure_table(r: &Results) -> Option<Table> {
     (!t.rows.is_empty()).then_some(t)
 }
 
-/// The seed's and the reactive issue's targets, on the rows' scores (`None`: not decided,
+/// The seed's targets and the reactive crate's throughput target, on the rows' scores (`None`: not decided,
 /// the row failed).
 fn targets(r: &Results) -> Vec<Target> {
     let mut out = Vec::new();

@@ -609,10 +609,10 @@ impl Experiment for EchoServer {
     const ABOUT: &'static str = "seed 003 (the ReactiveJ echo server under ab -n 10000 -c 25): \
         the echo server per handoff variant (inline, locked, ring, reactive, naive) and nginx \
         under an ab-style load, requests/s with paired ratios, connection times, percentiles";
-    // One warm-up run per fork (a fresh server's first connections), six rounds: enough
-    // forks for an interval of every row and ratio.
+    // One warm-up run per fork (a fresh server's first connections), eight rounds: enough
+    // forks for a 99% interval of every row and ratio.
     const DEFAULTS: Defaults = Defaults {
-        rounds: 6,
+        rounds: 8,
         runs: 1,
         warmup: 1,
         trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::Off],

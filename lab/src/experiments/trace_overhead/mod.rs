@@ -76,7 +76,8 @@ use serde_json::json;
 #[derive(Debug)]
 pub struct TraceOverhead;
 
-/// The ceiling for the flight recorder's cost, percent of throughput.
+/// The ceiling for the flight recorder's cost, percent of throughput (JFR's own target
+/// is 1–2%, see the module docs).
 pub const FLIGHT_TARGET_PCT: f64 = 3.0;
 /// Fewest rounds the paired cost's interval needs (order statistics at ≥ 95%).
 pub const MIN_ROUNDS: u64 = 6;
