@@ -48,6 +48,9 @@ fn small_run_writes_every_promised_field_and_file() {
             "1",
             "--rounds",
             "2",
+            // Exactly the runs asked for: no measuring on to a minimum fork time.
+            "--min-fork-ms",
+            "0",
         ])
         .arg("--out")
         .arg(&out)
@@ -499,6 +502,7 @@ fn the_watchdog_counts_heartbeats_not_a_budget() {
     let o = lab()
         .args(["disruptor-vs-lbq", "--messages", "1M", "--producers", "1", "--variants", "locked"])
         .args(["--runs", "10", "--warmup", "0", "--rounds", "1", "--timeout", "2"])
+        .args(["--min-fork-ms", "0"])
         .args(["--heap", "off", "--trace", "off", "--sample-every", "0"])
         .arg("--out")
         .arg(&out)

@@ -81,7 +81,7 @@ fn two_small_runs_serve_the_document_without_failures_and_compare() {
     assert_eq!(r["schema_version"], 2);
     assert_eq!(r["experiment"], "echo-server");
     assert_eq!(r["status"], "complete", "{r:#}");
-    assert_eq!(r["rounds"]["finished"], 6);
+    assert_eq!(r["rounds"]["finished"], 8);
     assert!(r["environment"]["cpu_model"].is_string());
     let rows = r["results"].as_array().expect("results");
     let nginx = rows.iter().any(|x| x["label"] == "nginx");
@@ -110,7 +110,7 @@ fn two_small_runs_serve_the_document_without_failures_and_compare() {
         .iter()
         .find(|x| x["variant"] == "locked" && x["baseline"] == "inline")
         .expect("locked/inline ratio");
-    assert_eq!(locked["rounds"], 6);
+    assert_eq!(locked["rounds"], 8);
     assert!(locked["median"].as_f64().expect("median") > 0.0);
     let files: Vec<&str> =
         r["files"].as_array().expect("files").iter().filter_map(|f| f["file"].as_str()).collect();
@@ -178,7 +178,7 @@ fn help_shows_the_options_defaults_and_possible_values() {
         "[default: 10000]",
         "busy-spin",
         "--rounds",
-        "[default: 6]",
+        "[default: 8]",
         "Shared options",
     ] {
         assert!(h.contains(s), "{s} missing from:\n{h}");
