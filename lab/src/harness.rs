@@ -157,6 +157,12 @@ pub fn thread_usage(name: &str) -> ThreadUsage {
     }
 }
 
+/// Minor and major page faults of the process so far.
+fn page_faults() -> u64 {
+    let ru = rusage(libc::RUSAGE_SELF);
+    (ru.ru_minflt + ru.ru_majflt) as u64
+}
+
 fn process_cpu_ms() -> f64 {
     let ru = rusage(libc::RUSAGE_SELF);
     tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime)
@@ -219,6 +225,10 @@ pub struct RunResult {
     pub threads: Vec<ThreadUsage>,
     /// Whether sampling was on.
     pub sampled: bool,
+    /// Page faults from after the handoff was opened until every thread ended (the run's
+    /// own, not its set-up's).
+    #[serde(default)]
+    pub page_faults: u64,
 }
 
 /// What a timed child prints: its runs and merged latency.
@@ -341,6 +351,8 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
     // them leaves the barrier (the main thread may be descheduled at that moment).
     let barrier = Arc::new(Barrier::new(p + 1));
     let cpu0 = process_cpu_ms();
+    // After `open`: faults from here on are the run's own (and its threads' stacks).
+    let faults0 = page_faults();
     let mut producers = Vec::with_capacity(p);
     for (i, mut tx) in txs.into_iter().enumerate() {
         let n = per[i];
@@ -440,6 +452,7 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
     starts.push(consumed.start);
     let t0 = starts.into_iter().min().expect("at least the consumer");
     let cpu1 = process_cpu_ms();
+    let faults = page_faults() - faults0;
     threads.push(consumed.usage);
     let ms = consumed.end.duration_since(t0).as_secs_f64() * 1e3;
     let verdict = consumed.checker.verdict::<N>(&per);
@@ -456,6 +469,7 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
             process_pct: if ms > 0.0 { process_cpu_ms / ms * 100.0 } else { 0.0 },
             threads,
             sampled: sample_every > 0,
+            page_faults: faults,
         },
         consumed.hist,
     ))

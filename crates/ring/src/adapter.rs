@@ -124,16 +124,19 @@ impl<W: WaitStrategy> Handoff for RingHandoff<W> {
             return Err(ConfigError::new("a ring needs at least one producer (got 0)"));
         }
         let size = self.size as u64;
+        // Slots start zeroed, not uninit: writing every slot here touches the ring's pages
+        // before the first send, as the Disruptor's factory fills every entry up front;
+        // untouched, a large ring takes its page faults inside the sends.
         if producers == 1 {
             let shared = Arc::new(Shared {
-                core: Core::new(self.size, 1, MaybeUninit::uninit),
+                core: Core::new(self.size, 1, MaybeUninit::zeroed),
                 producers: AtomicUsize::new(1),
             });
             let tx = RingSender(Tx::Single(shared.clone(), Single::new_claim(size)));
             Ok((vec![tx], RingReceiver { rx: Rx::Single(shared), next: 0, avail: 0 }))
         } else {
             let shared = Arc::new(Shared {
-                core: Core::new(self.size, 1, MaybeUninit::uninit),
+                core: Core::new(self.size, 1, MaybeUninit::zeroed),
                 producers: AtomicUsize::new(producers),
             });
             let txs = (0..producers)

@@ -571,6 +571,12 @@ fn fill_row(
     d.insert("qps".into(), json!(qps));
     d.insert("latency_ns".into(), json!(latency_of(&outs)));
     d.insert("cpu".into(), json!(cpu_of(&outs, cores)));
+    let faults: Vec<f64> = outs
+        .iter()
+        .flat_map(|o| o.runs.iter().filter(|r| r.valid))
+        .map(|r| r.page_faults as f64 / spec.messages as f64)
+        .collect();
+    d.insert("page_faults_per_message".into(), json!(crate::stats::median(&faults)));
     d.insert("sample_cost_ns".into(), json!(sample_cost));
     d.insert("sampling_overhead_est_pct".into(), json!(est));
     let trace =
@@ -861,6 +867,7 @@ fn cpu_table(r: &Results) -> Table {
             "consumer sys",
             "voluntary cs",
             "involuntary cs",
+            "page faults/msg",
         ],
     );
     for x in &r.results {
@@ -884,18 +891,21 @@ fn cpu_table(r: &Results) -> Table {
                     cons.map_or("–".into(), |t| format!("{:.0}", t.sys_ms)),
                     format!("{:.0}", c.threads.iter().map(|t| t.voluntary_cs).sum::<f64>()),
                     format!("{:.0}", c.threads.iter().map(|t| t.involuntary_cs).sum::<f64>()),
+                    x.detail::<f64>("page_faults_per_message")
+                        .map_or("–".into(), |f| format!("{f:.5}")),
                 ]
             }
             None => [x.label.clone(), p, x.status.word().into()]
                 .into_iter()
-                .chain(std::iter::repeat_n("–".to_string(), 6))
+                .chain(std::iter::repeat_n("–".to_string(), 7))
                 .collect(),
         });
     }
     t.note = Some(
         "process CPU = CPU time / wall time (200% = two cores busy); \"of machine\" divides by \
          the online cores, like the seed's CPU graph. Thread times from \
-         getrusage(RUSAGE_THREAD) at each thread's end."
+         getrusage(RUSAGE_THREAD) at each thread's end. Page faults/msg: the run's own (from \
+         after the handoff was opened, getrusage), median over runs."
             .into(),
     );
     t
