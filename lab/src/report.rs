@@ -4,7 +4,7 @@
 //! Order matters: the terminal tables come first, whatever then happens to the files; each
 //! file is written to a temporary name and renamed, so a reader never sees a truncated one.
 
-use crate::results::{Results, Table};
+use crate::results::{Results, Row, Status, Table};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -264,6 +264,27 @@ fn status_line(r: &Results) -> Option<String> {
 }
 
 /// The terminal output: tables, targets, notes.
+/// The table of rows that did not finish OK (left out of every statistic), or `None` when
+/// every row did: the row's key columns (`keys` names them, `key_of` fills them), then its
+/// status, what went wrong and the tail of its stderr.
+pub fn failure_table(
+    r: &Results,
+    keys: &[&str],
+    key_of: impl Fn(&Row) -> Vec<String>,
+) -> Option<Table> {
+    let headers: Vec<&str> =
+        keys.iter().copied().chain(["status", "what", "stderr (tail)"]).collect();
+    let mut t = Table::new("Failures (left out of every statistic)", &headers);
+    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
+        let mut line = key_of(x);
+        line.push(x.status.word().to_string());
+        line.push(x.error.clone().unwrap_or_default());
+        line.push(x.stderr_tail.clone().unwrap_or_default());
+        t.rows.push(line);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
 pub fn terminal_report(r: &Results) -> String {
     let mut s = String::new();
     if let Some(l) = status_line(r) {

@@ -229,7 +229,9 @@ impl Experiment for AllocPooledVsUnpooled {
         }
         out.tables.push(jmh_table(a, out));
         out.tables.extend(heap_table(out));
-        out.tables.extend(failure_table(out));
+        out.tables.extend(crate::report::failure_table(out, &["mode", "size"], |x| {
+            vec![x.label.clone(), x.key_u64("size").map_or("?".into(), |s| s.to_string())]
+        }));
         for x in &out.results {
             if let Some(f) = x.detail::<String>("heap_file") {
                 out.files.push(FileLink {
@@ -346,23 +348,6 @@ fn heap_table(r: &Results) -> Option<Table> {
             format!("{:.4}", n("blocks_per_op")),
             format!("{:.1}", n("bytes_per_op")),
             if h["valid"] == true { "ok".into() } else { "INVALID".into() },
-        ]);
-    }
-    (!t.rows.is_empty()).then_some(t)
-}
-
-fn failure_table(r: &Results) -> Option<Table> {
-    let mut t = Table::new(
-        "Failures (left out of every statistic)",
-        &["mode", "size", "status", "what", "stderr (tail)"],
-    );
-    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
-        t.rows.push(vec![
-            x.label.clone(),
-            x.key_u64("size").map_or("?".into(), |s| s.to_string()),
-            x.status.word().into(),
-            x.error.clone().unwrap_or_default(),
-            x.stderr_tail.clone().unwrap_or_default(),
         ]);
     }
     (!t.rows.is_empty()).then_some(t)

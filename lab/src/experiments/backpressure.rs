@@ -465,7 +465,7 @@ impl Experiment for BackpressureBuffer {
         }
         out.tables.push(seed_table(out));
         out.tables.push(grid_table(a, out));
-        out.tables.extend(failure_table(out));
+        out.tables.extend(crate::report::failure_table(out, &["case"], |x| vec![x.label.clone()]));
         for rec in &run.cells {
             if let Some(t) = &rec.trace {
                 match (&t.result, t.file_written) {
@@ -619,22 +619,6 @@ fn grid_table(a: &BackpressureArgs, r: &Results) -> Table {
         t.rows.push(line);
     }
     t
-}
-
-fn failure_table(r: &Results) -> Option<Table> {
-    let mut t = Table::new(
-        "Failures (left out of every statistic)",
-        &["case", "status", "what", "stderr (tail)"],
-    );
-    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
-        t.rows.push(vec![
-            x.label.clone(),
-            x.status.word().into(),
-            x.error.clone().unwrap_or_default(),
-            x.stderr_tail.clone().unwrap_or_default(),
-        ]);
-    }
-    (!t.rows.is_empty()).then_some(t)
 }
 
 fn method_lines() -> Vec<String> {

@@ -203,7 +203,10 @@ impl Experiment for DisruptorVsLbq {
         Disruptor): P producers (1..6), one consumer; the locked queue against the ring \
         (Blocking wait): duration, QPS and paired ratios, latency, CPU, heap, traces";
     const DEFAULTS: Defaults = Defaults {
-        rounds: 16,
+        // The 99% order-statistic interval of a median of n rounds steps inward only at
+        // some n: 16 rounds take the 3rd and 14th ratio, 18 the 4th and 15th (a narrower
+        // interval for two rounds more, within the two-minute budget).
+        rounds: 18,
         runs: 2,
         warmup: 1,
         trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::Off],
@@ -374,7 +377,9 @@ impl Experiment for DisruptorVsLbq {
         out.tables.push(cpu_table(out));
         out.tables.extend(heap_table(out));
         out.tables.extend(jvm_table(out));
-        out.tables.extend(failure_table(out));
+        out.tables.extend(crate::report::failure_table(out, &["variant", "P"], |x| {
+            vec![x.label.clone(), x.key_u64("producers").map_or("–".into(), |p| p.to_string())]
+        }));
         out.charts = charts(out);
         for row in &out.results {
             for (k, what) in
@@ -946,23 +951,6 @@ fn heap_table(r: &Results) -> Option<Table> {
          per-message figures divide the totals by the heap run's messages."
             .into(),
     );
-    (!t.rows.is_empty()).then_some(t)
-}
-
-fn failure_table(r: &Results) -> Option<Table> {
-    let mut t = Table::new(
-        "Failures (left out of every statistic)",
-        &["variant", "P", "status", "what", "stderr (tail)"],
-    );
-    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
-        t.rows.push(vec![
-            x.label.clone(),
-            x.key_u64("producers").map_or("–".into(), |p| p.to_string()),
-            x.status.word().to_string(),
-            x.error.clone().unwrap_or_default(),
-            x.stderr_tail.clone().unwrap_or_default(),
-        ]);
-    }
     (!t.rows.is_empty()).then_some(t)
 }
 

@@ -283,7 +283,9 @@ impl Experiment for HeapGrowth {
             out.status = "failed".into();
         }
         out.tables.push(growth_table(out, a));
-        out.tables.extend(failure_table(out));
+        out.tables.extend(crate::report::failure_table(out, &["variant", "size"], |x| {
+            vec![x.label.clone(), x.group.clone()]
+        }));
         out.charts.extend(depth_chart(run));
         for rec in &run.cells {
             let p = &rec.plan;
@@ -453,23 +455,6 @@ fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {
          process's heap at its peak, not a difference of totals)."
     ));
     t
-}
-
-fn failure_table(r: &Results) -> Option<Table> {
-    let mut t = Table::new(
-        "Failures (left out of every verdict)",
-        &["variant", "size", "status", "what", "stderr (tail)"],
-    );
-    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
-        t.rows.push(vec![
-            x.label.clone(),
-            x.group.clone(),
-            x.status.word().to_string(),
-            x.error.clone().unwrap_or_default(),
-            x.stderr_tail.clone().unwrap_or_default(),
-        ]);
-    }
-    (!t.rows.is_empty()).then_some(t)
 }
 
 fn depth_chart(run: &Finished<HeapGrowth>) -> Option<Chart> {

@@ -469,7 +469,9 @@ impl Experiment for PublishOnLatency {
             fill_row(row, rec);
         }
         out.tables.push(latency_table(a, out));
-        out.tables.extend(failure_table(out));
+        out.tables.extend(crate::report::failure_table(out, &["variant", "demand"], |x| {
+            vec![x.label.clone(), x.group.clone()]
+        }));
         out.targets = targets(out, out.environment.cores);
         out.method.extend(method_lines(a));
     }
@@ -571,23 +573,6 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
         a.workers
     ));
     t
-}
-
-fn failure_table(r: &Results) -> Option<Table> {
-    let mut t = Table::new(
-        "Failures (left out of every statistic)",
-        &["variant", "demand", "status", "what", "stderr (tail)"],
-    );
-    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
-        t.rows.push(vec![
-            x.label.clone(),
-            x.group.clone(),
-            x.status.word().into(),
-            x.error.clone().unwrap_or_default(),
-            x.stderr_tail.clone().unwrap_or_default(),
-        ]);
-    }
-    (!t.rows.is_empty()).then_some(t)
 }
 
 /// The seed's idle-latency targets, on the rows where demand reaches the source one by

@@ -269,7 +269,8 @@ impl Experiment for SubscribeOverhead {
             fill_row(row, rec);
         }
         out.tables.push(main_table(a, out));
-        out.tables.extend(failure_table(out));
+        out.tables
+            .extend(crate::report::failure_table(out, &["workload"], |x| vec![x.label.clone()]));
         out.targets = targets(out);
         out.method.extend(method_lines(a));
     }
@@ -352,26 +353,10 @@ fn main_table(a: &SubscribeArgs, r: &Results) -> Table {
     t.note = Some(
         "ns/op = run time / N, where an op is one element (range, publish-on) or one subscription \
          (Mono.just, hand-written): the units differ, as the seed warns. The interval is the \
-         order-statistic interval of the median over forks (from 6 forks)."
+         order-statistic interval of the median over forks; `forks` counts those with a score."
             .into(),
     );
     t
-}
-
-fn failure_table(r: &Results) -> Option<Table> {
-    let mut t = Table::new(
-        "Failures (left out of every statistic)",
-        &["workload", "status", "what", "stderr (tail)"],
-    );
-    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
-        t.rows.push(vec![
-            x.label.clone(),
-            x.status.word().into(),
-            x.error.clone().unwrap_or_default(),
-            x.stderr_tail.clone().unwrap_or_default(),
-        ]);
-    }
-    (!t.rows.is_empty()).then_some(t)
 }
 
 /// The seed's targets and the reactive crate's throughput target, on the rows' scores (`None`: not decided,

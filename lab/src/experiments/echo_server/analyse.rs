@@ -117,7 +117,7 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
     out.tables.push(percentile_table(out));
     out.tables.push(server_table(out));
     out.tables.extend(heap_table(out));
-    out.tables.extend(failure_table(out));
+    out.tables.extend(crate::report::failure_table(out, &["server"], |x| vec![x.label.clone()]));
     files_and_notes(run, out);
     out.method.extend(method_lines(a, with_ab));
 }
@@ -415,22 +415,6 @@ fn heap_table(r: &Results) -> Option<Table> {
          the process, so the figures are both together (setup included)."
             .into(),
     );
-    (!t.rows.is_empty()).then_some(t)
-}
-
-fn failure_table(r: &Results) -> Option<Table> {
-    let mut t = Table::new(
-        "Failures (left out of every statistic)",
-        &["server", "status", "what", "stderr (tail)"],
-    );
-    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
-        t.rows.push(vec![
-            x.label.clone(),
-            x.status.word().to_string(),
-            x.error.clone().unwrap_or_default(),
-            x.stderr_tail.clone().unwrap_or_default(),
-        ]);
-    }
     (!t.rows.is_empty()).then_some(t)
 }
 

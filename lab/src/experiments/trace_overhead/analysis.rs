@@ -280,7 +280,9 @@ pub(super) fn analyse(a: &TraceOverheadArgs, run: &Finished<TraceOverhead>, out:
         row.detail.insert("trace_files".into(), json!(files.get(&i).cloned().unwrap_or_default()));
     }
     out.tables = vec![cost_table(out, &rows, n), record_path_table(&rows)];
-    out.tables.extend(failure_table(out));
+    out.tables.extend(crate::report::failure_table(out, &["workload", "trace"], |x| {
+        vec![x.group.clone(), x.label.clone()]
+    }));
     let mut notes = Vec::new();
     if let Some(t) = flight_target(&rows, out.rounds.finished, &mut notes) {
         out.targets.push(t);
@@ -479,23 +481,6 @@ fn record_path_table(rows: &[Analysed]) -> Table {
             .into(),
     );
     t
-}
-
-fn failure_table(out: &Results) -> Option<Table> {
-    let mut t = Table::new(
-        "Failures (left out of every statistic)",
-        &["workload", "trace", "status", "what", "stderr (tail)"],
-    );
-    for x in out.results.iter().filter(|x| x.status != Status::Ok) {
-        t.rows.push(vec![
-            x.group.clone(),
-            x.label.clone(),
-            x.status.word().to_string(),
-            x.error.clone().unwrap_or_default(),
-            x.stderr_tail.clone().unwrap_or_default(),
-        ]);
-    }
-    (!t.rows.is_empty()).then_some(t)
 }
 
 /// The flight target, decided on the deciding workload only; the reason in `notes` when it
