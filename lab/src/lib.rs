@@ -71,3 +71,4 @@ pub mod stats;
 pub mod tracehook;
 pub mod variants;
 pub mod view;
+pub mod why;

@@ -189,6 +189,7 @@ fn assemble<E: Experiment>(
         files: Vec::new(),
         method: method(shared),
         notes,
+        why: Vec::new(),
     }
 }
 

@@ -296,10 +296,25 @@ pub fn terminal_report(r: &Results) -> String {
     for t in &r.targets {
         let _ = writeln!(s, "target: {}: {} vs {}: {}", t.what, t.target, t.measured, t.verdict());
     }
+    if !r.why.is_empty() {
+        let _ = writeln!(s, "Why (sentences computed from this run; fields in results.json):");
+        for w in &r.why {
+            let _ = writeln!(s, "  - {} [{}]", w.text, figure_list(w));
+        }
+    }
     for n in &r.notes {
         let _ = writeln!(s, "note: {n}");
     }
     s
+}
+
+/// A Why sentence's figures as `field = value` pairs.
+fn figure_list(w: &crate::why::Why) -> String {
+    w.figures
+        .iter()
+        .map(|f| format!("{} = {}", f.field, fmt_num(f.value)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Renders report.md.
@@ -322,6 +337,13 @@ pub fn markdown(r: &Results) -> String {
                 t.measured,
                 t.verdict()
             );
+        }
+        s.push('\n');
+    }
+    if !r.why.is_empty() {
+        s.push_str("## Why\n\nSentences computed from this run's figures, each with the fields of results.json it rests on and the rule that produced it.\n\n");
+        for w in &r.why {
+            let _ = writeln!(s, "- {} (rule `{}`; {})", w.text, w.rule, figure_list(w));
         }
         s.push('\n');
     }
@@ -378,6 +400,19 @@ pub fn html(r: &Results) -> String {
                 e(&t.target),
                 e(&t.measured),
                 t.verdict()
+            );
+        }
+        s.push_str("</ul>\n");
+    }
+    if !r.why.is_empty() {
+        s.push_str("<h2>Why</h2>\n<ul>\n");
+        for w in &r.why {
+            let _ = writeln!(
+                s,
+                "<li>{} <span class=\"note\">(rule {}; {})</span></li>",
+                e(&w.text),
+                e(&w.rule),
+                e(&figure_list(w))
             );
         }
         s.push_str("</ul>\n");

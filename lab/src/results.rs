@@ -306,6 +306,10 @@ pub struct Results {
     pub method: Vec<String>,
     /// Things the reader must know.
     pub notes: Vec<String>,
+    /// The Why section: sentences computed from the rows, each with the fields it rests on
+    /// (absent from experiments that have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<crate::why::Why>,
 }
 
 /// Rounds planned and finished.

@@ -381,6 +381,7 @@ impl Experiment for DisruptorVsLbq {
             vec![x.label.clone(), x.key_u64("producers").map_or("–".into(), |p| p.to_string())]
         }));
         out.charts = charts(out);
+        out.why = crate::why::section(out);
         for row in &out.results {
             for (k, what) in
                 [("trace", "Chrome trace (Perfetto)"), ("heap_file", "dhat heap profile (dh_view)")]

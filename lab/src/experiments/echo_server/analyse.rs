@@ -120,6 +120,7 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
     out.tables.extend(crate::report::failure_table(out, &["server"], |x| vec![x.label.clone()]));
     files_and_notes(run, out);
     out.method.extend(method_lines(a, with_ab));
+    out.why = crate::why::section(out);
 }
 
 fn files_and_notes(run: &Finished<EchoServer>, out: &mut Results) {
