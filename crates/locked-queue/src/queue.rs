@@ -79,6 +79,36 @@ impl Condition {
         guard
     }
 
+    /// As [`Condition::await_signal`], for a condition whose signaller looks at `waiters`
+    /// *before* taking the lock (`not_empty`, see [`LinkedBlockingQueue::signal_not_empty`]).
+    /// A Dekker handshake: the waiter counts itself (SeqCst), then looks at the state again
+    /// (`ready`, SeqCst loads); the signaller changes the state (SeqCst), then reads
+    /// `waiters`. In the single total order one of the two sees the other's write: either
+    /// the waiter sees the state and does not wait, or the signaller sees the waiter and
+    /// signals under the lock, which the waiter holds from its second look until the
+    /// condvar releases it inside `wait`, so the signal cannot fall between the two.
+    fn await_signal_unless<'a, G>(
+        &self,
+        guard: MutexGuard<'a, G>,
+        deadline: Option<Instant>,
+        ready: impl Fn() -> bool,
+    ) -> MutexGuard<'a, G> {
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let guard = if ready() {
+            guard
+        } else {
+            match deadline {
+                None => self.cv.wait(guard).unwrap_or_else(PoisonError::into_inner),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    self.cv.wait_timeout(guard, left).unwrap_or_else(PoisonError::into_inner).0
+                }
+            }
+        };
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        guard
+    }
+
     /// `Condition.awaitNanos()`: as [`Condition::await_signal`], but wakes at `deadline`.
     fn await_until<'a, G>(&self, guard: MutexGuard<'a, G>, deadline: Instant) -> MutexGuard<'a, G> {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -103,6 +133,10 @@ impl Condition {
         }
     }
 }
+
+/// Checks of `count` a consumer makes, with a spin hint between them, before it waits on
+/// `not_empty`.
+const TAKE_SPINS: u32 = 128;
 
 /// What a wait for room or for an element ended with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -509,7 +543,15 @@ impl<T> LinkedBlockingQueue<T> {
 
     /// Java's `signalNotEmpty`: called by a producer after the 0 → 1 transition, without
     /// the put lock.
+    ///
+    /// Java always takes the take lock here. This port first reads `not_empty`'s waiter
+    /// count: when no consumer waits it skips the lock, which the consumer is likely holding
+    /// (it drains the queue it just found non-empty). Safe by the handshake described at
+    /// [`Condition::await_signal_unless`]: `count` was incremented (SeqCst) before this load.
     fn signal_not_empty(&self) {
+        if self.not_empty.waiters.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         let take = self.lock_take();
         self.not_empty.signal(&take);
     }
@@ -575,12 +617,23 @@ impl<T> LinkedBlockingQueue<T> {
         if let Some(r) = state(self) {
             return (take, r);
         }
+        // As j.u.c.'s AQS spins briefly before it parks: a producer on another core is
+        // usually a few hundred nanoseconds from its next put, far less than a park and an
+        // unpark. Spinning holds the take lock, which no producer wants meanwhile (it takes
+        // it only to signal a waiter, and nobody waits yet).
+        for _ in 0..TAKE_SPINS {
+            std::hint::spin_loop();
+            if let Some(r) = state(self) {
+                return (take, r);
+            }
+        }
         let _wait = handoff::wait_span!(WAIT_EMPTY);
+        let nonempty =
+            || self.count.load(Ordering::SeqCst) > 0 || self.closed.load(Ordering::SeqCst);
         loop {
             take = match deadline {
-                None => self.not_empty.await_signal(take),
-                Some(d) if Instant::now() < d => self.not_empty.await_until(take, d),
-                Some(_) => return (take, Ready::TimedOut),
+                Some(d) if Instant::now() >= d => return (take, Ready::TimedOut),
+                d => self.not_empty.await_signal_unless(take, d, nonempty),
             };
             if let Some(r) = state(self) {
                 return (take, r);
@@ -623,7 +676,9 @@ impl<T> LinkedBlockingQueue<T> {
         // the `count` increment below publishes it.
         unsafe { (*put.last).next = node };
         put.last = node;
-        let before = self.count.fetch_add(1, Ordering::AcqRel);
+        // SeqCst: one side of `not_empty`'s handshake (see `signal_not_empty`); on x86 the
+        // same locked instruction as AcqRel.
+        let before = self.count.fetch_add(1, Ordering::SeqCst);
         if before + 1 < self.capacity {
             self.not_full.signal(&put);
         }
