@@ -1,7 +1,8 @@
 //! The measured loop, run inside a child process ("fork"): P named producer threads, one
 //! consumer thread, a start barrier, a self-check of every run, per-thread CPU time and
-//! context switches from `getrusage(RUSAGE_THREAD)`, and end-to-end latency of sampled
-//! messages in an HDR histogram.
+//! context switches from `getrusage(RUSAGE_THREAD)`, perf counters per message over each
+//! measured run ([`crate::counters`]), and end-to-end latency of sampled messages in an HDR
+//! histogram.
 //!
 //! Generic over `H: Handoff` and the payload size `N`, and over `TRACE` (whether the run
 //! emits the lab's own publish/consume spans and counters); the by-name choice happens once
@@ -229,6 +230,9 @@ pub struct RunResult {
     /// own, not its set-up's).
     #[serde(default)]
     pub page_faults: u64,
+    /// perf counters per message, process and per thread (measured runs of timed forks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::counters::RunCounters>,
 }
 
 /// What a timed child prints: its runs and merged latency.
@@ -296,6 +300,7 @@ struct Consumed {
     start: Instant,
     end: Instant,
     usage: ThreadUsage,
+    counted: Option<crate::counters::ThreadReading>,
 }
 
 /// The consumer's `messages_per_ms` counter of traced runs (`TRACE`; otherwise nothing).
@@ -342,6 +347,18 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
     messages: u64,
     sample_every: u64,
 ) -> Result<(RunResult, Histogram<u64>), String> {
+    run_counted::<H, N, TRACE>(handoff, spec, messages, sample_every, false)
+}
+
+/// [`run_once`], with perf counters read over the run when `count` (see
+/// [`crate::counters`]).
+pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
+    handoff: &H,
+    spec: &CellSpec,
+    messages: u64,
+    sample_every: u64,
+    count: bool,
+) -> Result<(RunResult, Histogram<u64>), String> {
     let p = spec.producers;
     let per = handoff::spread(messages, p);
     let (txs, mut rx) = handoff
@@ -350,6 +367,8 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
     // Producers and the consumer start together; the run's clock starts when the first of
     // them leaves the barrier (the main thread may be descheduled at that moment).
     let barrier = Arc::new(Barrier::new(p + 1));
+    // Opened before the usage baselines, so its own set-up stays out of them.
+    let probe = crate::counters::Probe::start(count);
     let cpu0 = process_cpu_ms();
     // After `open`: faults from here on are the run's own (and its threads' stacks).
     let faults0 = page_faults();
@@ -357,10 +376,13 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
     for (i, mut tx) in txs.into_iter().enumerate() {
         let n = per[i];
         let barrier = barrier.clone();
+        let counters = probe.thread();
         let h = thread::Builder::new()
             .name(format!("producer-{i}"))
             .spawn(move || {
+                let counters = counters.open();
                 barrier.wait();
+                counters.enable();
                 let start = Instant::now();
                 let mut failures = 0u64;
                 let mut countdown = 0u64;
@@ -389,20 +411,26 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
                         break;
                     }
                 }
+                // Closing is the producer's last act of the run: counted.
                 drop(tx);
-                (start, failures, thread_usage(&format!("producer-{i}")))
+                let name = format!("producer-{i}");
+                let counted = counters.read(&name);
+                (start, failures, thread_usage(&name), counted)
             })
             .map_err(|e| format!("spawning producer-{i}: {e}"))?;
         producers.push(h);
     }
     let batch = spec.batch.max(1);
     let cbarrier = barrier.clone();
+    let ccounters = probe.thread();
     let consumer = thread::Builder::new()
         .name("consumer".to_string())
         .spawn(move || {
+            let counters = ccounters.open();
             let mut checker = Checker::new(p);
             let mut hist = run_histogram(sample_every > 0);
             cbarrier.wait();
+            counters.enable();
             let start = Instant::now();
             let mut observe = |m: Message<N>| {
                 checker.observe(&m);
@@ -433,8 +461,9 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
                 }
             }
             let end = Instant::now();
+            let counted = counters.read("consumer");
             drop(rx);
-            Consumed { checker, hist, start, end, usage: thread_usage("consumer") }
+            Consumed { checker, hist, start, end, usage: thread_usage("consumer"), counted }
         })
         .map_err(|e| format!("spawning the consumer: {e}"))?;
 
@@ -442,13 +471,17 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
     let mut send_failures = 0;
     let mut threads = Vec::with_capacity(p + 1);
     let mut starts = Vec::with_capacity(p + 1);
+    let mut counted = Vec::with_capacity(p + 1);
     for (i, h) in producers.into_iter().enumerate() {
-        let (start, f, usage) = h.join().map_err(|_| format!("producer-{i} panicked"))?;
+        let (start, f, usage, c) = h.join().map_err(|_| format!("producer-{i} panicked"))?;
         send_failures += f;
         starts.push(start);
         threads.push(usage);
+        counted.extend(c);
     }
     let consumed = consumer.join().map_err(|_| "the consumer panicked".to_string())?;
+    counted.extend(consumed.counted);
+    let counters = probe.finish(messages, counted);
     starts.push(consumed.start);
     let t0 = starts.into_iter().min().expect("at least the consumer");
     let cpu1 = process_cpu_ms();
@@ -470,6 +503,7 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
             threads,
             sampled: sample_every > 0,
             page_faults: faults,
+            counters,
         },
         consumed.hist,
     ))
@@ -535,8 +569,13 @@ fn run_cell<H: Handoff, const N: usize>(
             while out.runs.len() < spec.runs
                 || (measured_ms < spec.min_measure_ms && out.runs.len() < MAX_RUNS)
             {
-                let (r, h) =
-                    run_once::<H, N, false>(handoff, spec, spec.messages, spec.sample_every)?;
+                let (r, h) = run_counted::<H, N, false>(
+                    handoff,
+                    spec,
+                    spec.messages,
+                    spec.sample_every,
+                    true,
+                )?;
                 if r.valid && spec.sample_every > 0 {
                     merged.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?;
                 }

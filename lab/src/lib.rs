@@ -48,10 +48,11 @@
 //! percentiles without storing samples), indicatif (progress), comfy-table (terminal
 //! tables), signal-hook (Ctrl-C delivered to a thread, not a handler), statrs (Student's t
 //! quantile), rayon (the untimed passes side by side), libc (getrusage per thread, process
-//! groups), dhat (heap profiles).
+//! groups), dhat (heap profiles), perf-counters (the workspace's perf_event_open counters).
 
 pub mod cli;
 pub mod compare;
+pub mod counters;
 pub mod dhatfile;
 pub mod entry;
 pub mod envinfo;

@@ -5,6 +5,7 @@
 //! latency of sampled messages, CPU per thread, context switches, a heap profile and a
 //! trace per cell.
 
+use crate::counters::{self, RunCounters, Values};
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
@@ -18,6 +19,7 @@ use crate::variants::{self, WAITS};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// The experiment.
 #[derive(Debug)]
@@ -375,6 +377,7 @@ impl Experiment for DisruptorVsLbq {
         out.tables.push(forks_table(out));
         out.tables.push(latency_table(out, a.sample_every));
         out.tables.push(cpu_table(out));
+        out.tables.push(counters_table(out));
         out.tables.extend(heap_table(out));
         out.tables.extend(jvm_table(out));
         out.tables.extend(crate::report::failure_table(out, &["variant", "P"], |x| {
@@ -514,6 +517,50 @@ fn cpu_of(outs: &[&CellOutput], cores: usize) -> Option<Cpu> {
     Some(Cpu { process_pct, machine_pct: process_pct / cores as f64, threads })
 }
 
+/// A row's `counters`, `counters_by_thread` and `counters_note`: per event, the median over
+/// forks of each fork's median over its valid measured runs (values already per message).
+fn counters_of(
+    outs: &[&CellOutput],
+    jvm: bool,
+) -> (Option<Values>, Option<BTreeMap<String, Values>>, Option<String>) {
+    let forks: Vec<Vec<&RunCounters>> = outs
+        .iter()
+        .map(|o| o.runs.iter().filter(|r| r.valid).filter_map(|r| r.counters.as_ref()).collect())
+        .filter(|runs: &Vec<&RunCounters>| !runs.is_empty())
+        .collect();
+    if forks.is_empty() {
+        let why = if jvm {
+            "not counted: the JVM's threads run outside the lab's harness"
+        } else {
+            "not counted: no valid measured run"
+        };
+        return (None, None, Some(why.to_string()));
+    }
+    let process: Vec<Vec<&Values>> =
+        forks.iter().map(|runs| runs.iter().map(|r| &r.process).collect()).collect();
+    let mut names: Vec<&String> = forks.iter().flatten().flat_map(|r| r.threads.keys()).collect();
+    names.sort();
+    names.dedup();
+    let by_thread = names
+        .into_iter()
+        .map(|name| {
+            let per_fork: Vec<Vec<&Values>> = forks
+                .iter()
+                .map(|runs| runs.iter().filter_map(|r| r.threads.get(name)).collect())
+                .collect();
+            (name.clone(), counters::median_of_medians(&per_fork))
+        })
+        .collect();
+    let mut notes: Vec<&str> = Vec::new();
+    for n in forks.iter().flatten().filter_map(|r| r.note.as_deref()) {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    (Some(counters::median_of_medians(&process)), Some(by_thread), note)
+}
+
 /// Per percentile, the median over forks (each fork's histogram covers its runs).
 fn latency_of(outs: &[&CellOutput]) -> Option<Latency> {
     let ls: Vec<&Latency> = outs.iter().filter_map(|o| o.latency_ns.as_ref()).collect();
@@ -577,6 +624,10 @@ fn fill_row(
     d.insert("qps".into(), json!(qps));
     d.insert("latency_ns".into(), json!(latency_of(&outs)));
     d.insert("cpu".into(), json!(cpu_of(&outs, cores)));
+    let (counters, by_thread, note) = counters_of(&outs, is_jvm(&spec.variant));
+    d.insert("counters".into(), json!(counters));
+    d.insert("counters_by_thread".into(), json!(by_thread));
+    d.insert("counters_note".into(), json!(note));
     let faults: Vec<f64> = outs
         .iter()
         .flat_map(|o| o.runs.iter().filter(|r| r.valid))
@@ -914,6 +965,75 @@ fn cpu_table(r: &Results) -> Table {
          after the handoff was opened, getrusage), median over runs."
             .into(),
     );
+    t
+}
+
+/// A per-message count: three significant digits, however small.
+fn fmt_per_message(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if x.abs() >= 1.0 {
+        return fmt_num(x);
+    }
+    let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.digits$}")
+}
+
+fn counters_table(r: &Results) -> Table {
+    let rows: Vec<(&Row, Option<Values>)> =
+        r.results.iter().map(|x| (x, x.detail::<Values>("counters"))).collect();
+    let has = |k: &str| {
+        rows.iter().any(|(_, c)| c.as_ref().is_some_and(|c| c.get(k).copied().flatten().is_some()))
+    };
+    let mut columns: Vec<&str> = perf_counters::EVENTS.into_iter().filter(|e| has(e)).collect();
+    if has("ipc") {
+        columns.push("ipc");
+    }
+    let mut header = vec!["variant", "P"];
+    header.extend(columns.iter().map(|c| if *c == "ipc" { "IPC" } else { c }));
+    let mut t = Table::new("Counters per message (perf events, whole process)", &header);
+    let mut nulls: Vec<String> = Vec::new();
+    for (x, c) in &rows {
+        let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
+        let mut row = vec![x.label.clone(), p];
+        match c {
+            Some(c) => row.extend(columns.iter().map(|k| {
+                c.get(*k).copied().flatten().map_or("–".into(), |v| {
+                    if *k == "ipc" {
+                        format!("{v:.2}")
+                    } else {
+                        fmt_per_message(v)
+                    }
+                })
+            })),
+            // Not counted (a JVM row) or no valid run: the status word says which.
+            None => row.extend(columns.iter().enumerate().map(|(i, _)| {
+                if i == 0 && x.status != Status::Ok {
+                    x.status.word().to_string()
+                } else {
+                    "–".to_string()
+                }
+            })),
+        }
+        let some_null = c.as_ref().is_none_or(|c| c.values().any(Option::is_none));
+        if let Some(n) = x.detail::<String>("counters_note").filter(|_| some_null) {
+            if !nulls.contains(&n) {
+                nulls.push(n);
+            }
+        }
+        t.rows.push(row);
+    }
+    let mut note = "Each measured run's counts divided by its messages, as JMH's perfnorm \
+                    does; the median over forks of each fork's median over its valid runs. \
+                    Whole process: every thread summed, from after the handoff was opened until \
+                    its threads were joined; per thread (counters_by_thread): from the start \
+                    barrier to the end of the thread's loop. task-clock in ns."
+        .to_string();
+    if !nulls.is_empty() {
+        note.push_str(&format!(" Missing values: {}.", nulls.join("; ")));
+    }
+    t.note = Some(note);
     t
 }
 
