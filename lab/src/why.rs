@@ -255,7 +255,7 @@ fn off_cpu(row: Side<'_>, base: Side<'_>) -> Fired {
 fn counters(row: Side<'_>, base: Side<'_>) -> Fired {
     let get = |(i, x): Side<'_>, ev: &str| {
         let v = num(x.detail.get("counters")?.get(ev)).filter(|v| *v > 0.0)?;
-        Some((v, Figure { field: format!("results[{i}].counters.{ev}"), value: v }))
+        Some((v, Figure { field: format!("results[{i}].counters[\"{ev}\"]"), value: v }))
     };
     let mut parts = Vec::new();
     let mut figs = Vec::new();
