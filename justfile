@@ -35,10 +35,12 @@ lint:
     cargo clippy --workspace --all-targets -- -D warnings
 
 # Loom models of the lock-free parts: the ring's sequencers and gating, the flight
-# recorder's per-thread ring (separate target dir: --cfg loom rebuilds everything).
+# recorder's per-thread ring, the locked queue's wake-up handshake (separate target dir:
+# --cfg loom rebuilds everything).
 loom:
     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p ring --release --test 'loom_*'
     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p flight-recorder --release --lib loom
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p locked-queue --release --test 'loom_*'
 
 # Miri over the crates with unsafe code (nightly; installs the component if missing).
 miri:

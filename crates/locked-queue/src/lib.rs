@@ -77,7 +77,9 @@
 //! `last.next`, the take side reads `head.next` and frees the old head; `count`'s
 //! acquire/release read-modify-writes publish each node from one side to the other. Every
 //! block carries its argument; the invariants are listed on [`LinkedBlockingQueue`]. Tests
-//! run under Miri (`cargo +nightly miri test -p locked-queue`).
+//! run under Miri (`cargo +nightly miri test -p locked-queue`). The wake-up protocol (the
+//! `not_empty` handshake, the spin before the wait, `close`) is model-checked with loom:
+//! `RUSTFLAGS="--cfg loom" cargo test -p locked-queue --release --test 'loom_*'`.
 //!
 //! # Sources
 //! * OpenJDK 8 `java/util/concurrent/LinkedBlockingQueue.java` (put, take, offer, poll,
@@ -89,6 +91,7 @@
 
 mod adapter;
 mod queue;
+mod sync;
 
 pub use adapter::{LockedConsumer, LockedHandoff, LockedProducer};
 pub use queue::{CapacityError, Closed, LinkedBlockingQueue, OfferError};

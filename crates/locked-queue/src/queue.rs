@@ -4,11 +4,12 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
 use handoff::trace::{WAIT_EMPTY, WAIT_FULL};
+
+use crate::sync::{spin_loop, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 
 /// A linked node, as Java's `LinkedBlockingQueue.Node`: one allocation per element.
 ///
@@ -60,13 +61,15 @@ struct TakeSide<T> {
 /// cascade `notFull.signal()`), a cost Java does not pay.
 struct Condition {
     cv: Condvar,
-    /// Threads inside `await_*`. Changed and read only while the associated lock is held,
-    /// so the lock orders every access and `Relaxed` is enough.
+    /// Threads inside `await_*`. Changed only while the associated lock is held, so the lock
+    /// orders those accesses and `Relaxed` is enough; the one read without the lock
+    /// (`signal_not_empty`) is `SeqCst`, with `SeqCst` changes (`await_signal_unless`).
     waiters: AtomicUsize,
 }
 
 impl Condition {
-    const fn new() -> Self {
+    // Not `const`: loom's `Condvar::new` and `AtomicUsize::new` are not.
+    fn new() -> Self {
         Condition { cv: Condvar::new(), waiters: AtomicUsize::new(0) }
     }
 
@@ -87,6 +90,7 @@ impl Condition {
     /// the waiter sees the state and does not wait, or the signaller sees the waiter and
     /// signals under the lock, which the waiter holds from its second look until the
     /// condvar releases it inside `wait`, so the signal cannot fall between the two.
+    /// Model-checked in `tests/loom_handoff.rs`.
     fn await_signal_unless<'a, G>(
         &self,
         guard: MutexGuard<'a, G>,
@@ -136,7 +140,12 @@ impl Condition {
 
 /// Checks of `count` a consumer makes, with a spin hint between them, before it waits on
 /// `not_empty`.
+#[cfg(not(loom))]
 const TAKE_SPINS: u32 = 128;
+/// Under loom each spin is a yield, a branch point of the model: one keeps the spin path
+/// checked without multiplying the state space.
+#[cfg(loom)]
+const TAKE_SPINS: u32 = 1;
 
 /// What a wait for room or for an element ended with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -622,7 +631,7 @@ impl<T> LinkedBlockingQueue<T> {
         // unpark. Spinning holds the take lock, which no producer wants meanwhile (it takes
         // it only to signal a waiter, and nobody waits yet).
         for _ in 0..TAKE_SPINS {
-            std::hint::spin_loop();
+            spin_loop();
             if let Some(r) = state(self) {
                 return (take, r);
             }
@@ -785,7 +794,8 @@ impl<T> Drop for LinkedBlockingQueue<T> {
     }
 }
 
-#[cfg(test)]
+// Real threads on std primitives; under loom see `tests/loom_handoff.rs`.
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;
