@@ -11,7 +11,7 @@ lab *ARGS:
     cargo build --quiet --release -p lab --bins
     cargo run --quiet --release -p lab --bin lab -- {{ARGS}}
 
-# Install what the tests need (ab, valgrind's dh_view, Perfetto's trace processor, jsdom); idempotent.
+# Install what the tests need (ab, valgrind's dh_view, chromium, Perfetto's trace processor and UI, jsdom, puppeteer-core); idempotent.
 setup:
     bash scripts/setup-test-deps.sh
 

