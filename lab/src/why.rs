@@ -118,7 +118,7 @@ fn explain_pair((qi, q): (usize, &Ratio), row: Side<'_>, base: Side<'_>) -> Vec<
             format!(
                 "{head}: {} is {m:.2}× {interval} the baseline, but no rule found a \
                  reason in the measured figures (allocations, context switches, off-CPU time, \
-                 counters and CPU time per message are each within their rule's threshold, \
+                 counters and CPU time, per message or request, are each within their rule's threshold, \
                  or were not measured).",
                 q.variant
             ),
@@ -139,17 +139,22 @@ fn messages(x: &Row) -> Option<f64> {
 }
 
 fn allocation(row: Side<'_>, base: Side<'_>) -> Fired {
+    // disruptor-vs-lbq counts per message, echo-server per request.
     let get = |(i, x): Side<'_>| {
-        let v = num(x.detail.get("heap")?.get("blocks_per_message"))?;
-        Some((v, Figure { field: format!("results[{i}].heap.blocks_per_message"), value: v }))
+        let heap = x.detail.get("heap")?;
+        ["message", "request"].into_iter().find_map(|unit| {
+            let field = format!("blocks_per_{unit}");
+            let v = num(heap.get(&field))?;
+            Some((v, unit, Figure { field: format!("results[{i}].heap.{field}"), value: v }))
+        })
     };
-    let ((a, fa), (b, fb)) = (get(row)?, get(base)?);
-    ((a - b).abs() >= ALLOC_DIFF).then(|| {
+    let ((a, unit, fa), (b, unit_b, fb)) = (get(row)?, get(base)?);
+    (unit == unit_b && (a - b).abs() >= ALLOC_DIFF).then(|| {
         (
             "allocation",
             format!(
-                "{} makes {a:.3} heap allocations per message, {} {b:.3} (rule: heap blocks per \
-                 message differ by at least {ALLOC_DIFF}; dhat, untimed heap pass).",
+                "{} makes {a:.3} heap allocations per {unit}, {} {b:.3} (rule: heap blocks per \
+                 {unit} differ by at least {ALLOC_DIFF}; dhat, untimed heap pass).",
                 row.1.label, base.1.label
             ),
             vec![fa, fb],
