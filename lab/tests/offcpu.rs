@@ -14,6 +14,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+/// Context switches of the locked consumer below which a run says too little.
+const MIN_SWITCHES: u64 = 50;
+
 struct Run {
     dir: PathBuf,
     row: Value,
@@ -59,7 +62,16 @@ fn run(name: &str, extra: &[&str]) -> Run {
 fn runs() -> &'static (Run, Run) {
     static RUNS: OnceLock<(Run, Run)> = OnceLock::new();
     RUNS.get_or_init(|| {
-        let locked = run("locked", &["--variants", "locked"]);
+        // The locked queue's consumer sleeps when it catches up with the producer, which
+        // an occasional run hardly does: such a run has too few switches to compare, and
+        // is made again (at most three times).
+        let mut locked = run("locked", &["--variants", "locked"]);
+        for attempt in 2..=3 {
+            if context_switches(&locked, "consumer") >= MIN_SWITCHES {
+                break;
+            }
+            locked = run(&format!("locked-{attempt}"), &["--variants", "locked"]);
+        }
         let ring = run("ring", &["--variants", "ring", "--wait", "busy-spin"]);
         (locked, ring)
     })
@@ -69,6 +81,8 @@ struct Trace {
     events: Vec<Value>,
     /// Thread name → track (tid).
     tracks: HashMap<String, i64>,
+    /// `otherData.sched.left_out_to_nest`.
+    left_out_to_nest: u64,
 }
 
 fn trace(r: &Run) -> Trace {
@@ -84,7 +98,8 @@ fn trace(r: &Run) -> Trace {
         .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
         .map(|e| (e["args"]["name"].as_str().unwrap().to_string(), e["tid"].as_i64().unwrap()))
         .collect();
-    Trace { events, tracks }
+    let left_out_to_nest = sched["left_out_to_nest"].as_u64().expect("left_out_to_nest");
+    Trace { events, tracks, left_out_to_nest }
 }
 
 impl Trace {
@@ -106,7 +121,15 @@ fn locked_consumer_slices_match_its_context_switches() {
     let t = trace(locked);
     let slices = t.off_cpu_on("consumer").len() as f64;
     let switches = context_switches(locked, "consumer") as f64;
-    assert!(slices >= 50.0, "locked P=1: {slices} off-cpu slices on the consumer's track");
+    assert!(
+        switches >= MIN_SWITCHES as f64,
+        "locked P=1: the consumer switched {switches} times (getrusage) in each of three \
+         runs: too few to compare with its off-cpu slices"
+    );
+    assert!(
+        slices >= MIN_SWITCHES as f64,
+        "locked P=1: {slices} off-cpu slices on the consumer's track"
+    );
     assert!(
         (slices - switches).abs() <= 0.25 * switches,
         "locked P=1: {slices} off-cpu slices, {switches} context switches (getrusage)"
@@ -191,13 +214,25 @@ fn traces_stay_valid_and_flows_join_the_right_tracks() {
             );
         }
         if name == "locked" {
-            // The locked queue's consumer sleeps until the producer wakes it.
+            // The locked queue's consumer sleeps until the producer wakes it: one flow per
+            // wake-up the summary counts (a wake-up the kernel queued to an idle CPU names
+            // that CPU's idle task instead, and has no flow).
             let from_producer = starts
                 .iter()
                 .filter(|s| s["tid"] == t.tracks["producer-0"])
                 .filter(|s| ends[&s["id"].as_u64().unwrap()]["tid"] == t.tracks["consumer"])
-                .count();
-            assert!(from_producer > 0, "locked: no wake-up flow from producer-0 to the consumer");
+                .count() as u64;
+            let counted = r.row["off_cpu_by_thread"]["consumer"]["woken_by"]["producer-0"]
+                .as_u64()
+                .unwrap_or(0);
+            // Less the slices left out to keep the nesting (the file counts them).
+            let left_out = t.left_out_to_nest;
+            assert!(
+                from_producer <= counted && counted <= from_producer + left_out,
+                "locked: {from_producer} flows producer-0 -> consumer, {counted} wake-ups \
+                 counted, {left_out} slices left out"
+            );
+            assert!(!starts.is_empty(), "locked: no wake-up flow at all");
         }
     }
 }
