@@ -580,7 +580,10 @@ fn run_cell<H: Handoff, const N: usize>(
             let (r, _) =
                 run_once::<H, N, true>(handoff, spec, spec.trace_messages, spec.sample_every)?;
             match sched.finish(&r.threads) {
-                Ok(by_thread) => out.off_cpu = Some(by_thread),
+                Ok((by_thread, caveats)) => {
+                    out.off_cpu = Some(by_thread);
+                    out.notes.extend(caveats);
+                }
                 Err(why) => {
                     out.notes.push(why.clone());
                     out.off_cpu_note = Some(why);

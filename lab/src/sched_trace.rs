@@ -127,12 +127,13 @@ impl Session {
         Session { recorder, t0_ns }
     }
 
-    /// Stops recording; the per-thread summary, or why there is none. `threads` gives
-    /// each thread's context switches as `getrusage` counted them.
+    /// Stops recording; the per-thread summary with what may make it incomplete (records
+    /// the kernel lost, threads without switch records), or why there is none. `threads`
+    /// gives each thread's context switches as `getrusage` counted them.
     pub fn finish(
         self,
         threads: &[crate::harness::ThreadUsage],
-    ) -> Result<BTreeMap<String, ThreadOffCpu>, String> {
+    ) -> Result<(BTreeMap<String, ThreadOffCpu>, Vec<String>), String> {
         let recorder = match self.recorder {
             Ok(r) => r,
             Err(why) => {
@@ -146,7 +147,14 @@ impl Session {
         let wall_ns = t1_ns.saturating_sub(self.t0_ns).max(1);
         let (pending, summary) = digest(&rec, std::process::id(), wall_ns, threads);
         set_pending(pending);
-        Ok(summary)
+        let mut caveats: Vec<String> = rec.note.iter().map(|n| format!("off-CPU: {n}")).collect();
+        if rec.lost > 0 || rec.throttled > 0 {
+            caveats.push(format!(
+                "off-CPU: {} scheduler records lost, {} throttles: some intervals are missing",
+                rec.lost, rec.throttled
+            ));
+        }
+        Ok((summary, caveats))
     }
 }
 

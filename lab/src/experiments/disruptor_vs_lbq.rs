@@ -402,8 +402,9 @@ impl Experiment for DisruptorVsLbq {
                     out.notes.push(format!("trace {} {}: {n}", rec.plan.label, rec.plan.group));
                 }
             }
+            // The trace child's own notes (why off-CPU slices are missing or incomplete).
             let traced = rec.trace.as_ref().and_then(|t| t.result.as_ref().ok());
-            if let Some(n) = traced.and_then(|o| o.off_cpu_note.as_ref()) {
+            for n in traced.into_iter().flat_map(|o| &o.notes) {
                 out.notes.push(format!("trace {} {}: {n}", rec.plan.label, rec.plan.group));
             }
         }
