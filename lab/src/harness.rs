@@ -261,6 +261,13 @@ pub struct CellOutput {
     /// What the JVM reported, for the `jvm-*` variants.
     #[serde(default)]
     pub jvm: Option<JvmReport>,
+    /// Per thread name, its off-CPU account over the trace run (trace mode, where the
+    /// scheduler's tracepoints could be recorded: `crate::sched_trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_cpu: Option<std::collections::BTreeMap<String, crate::sched_trace::ThreadOffCpu>>,
+    /// Why `off_cpu` is missing from a trace run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_cpu_note: Option<String>,
 }
 
 /// Heap totals of one profiled run, from `dhat::HeapStats`.
@@ -606,9 +613,21 @@ fn run_cell<H: Handoff, const N: usize>(
             ctx.heartbeat();
         }
         Pass::Trace { .. } => {
-            // The child installed the recorder around this cell.
+            // The child installed the recorder around this cell; the scheduler's events
+            // go into its file after it is written (`tracehook::traced`).
+            let sched = crate::sched_trace::Session::start();
             let (r, _) =
                 run_once::<H, N, true>(handoff, spec, spec.trace_messages, spec.sample_every)?;
+            match sched.finish(&r.threads) {
+                Ok((by_thread, caveats)) => {
+                    out.off_cpu = Some(by_thread);
+                    out.notes.extend(caveats);
+                }
+                Err(why) => {
+                    out.notes.push(why.clone());
+                    out.off_cpu_note = Some(why);
+                }
+            }
             out.runs.push(r);
             ctx.heartbeat();
         }

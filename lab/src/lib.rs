@@ -68,6 +68,7 @@ pub mod protocol;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod sched_trace;
 pub mod stats;
 pub mod tracehook;
 pub mod variants;

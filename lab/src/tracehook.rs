@@ -42,7 +42,11 @@ pub fn traced<T>(
     let mut hook = RecorderHook::default();
     hook.install(mode, file)?;
     let out = f();
-    let note = hook.finish()?;
+    let mut note = hook.finish()?;
+    // The scheduler's slices of the run, if it recorded them (`crate::sched_trace`).
+    if let Err(e) = crate::sched_trace::annotate(std::path::Path::new(file)) {
+        note.push_str(&format!("; off-CPU slices not written: {e}"));
+    }
     Ok((out?, note))
 }
 

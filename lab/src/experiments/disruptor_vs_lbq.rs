@@ -406,6 +406,11 @@ impl Experiment for DisruptorVsLbq {
                     out.notes.push(format!("trace {} {}: {n}", rec.plan.label, rec.plan.group));
                 }
             }
+            // The trace child's own notes (why off-CPU slices are missing or incomplete).
+            let traced = rec.trace.as_ref().and_then(|t| t.result.as_ref().ok());
+            for n in traced.into_iter().flat_map(|o| &o.notes) {
+                out.notes.push(format!("trace {} {}: {n}", rec.plan.label, rec.plan.group));
+            }
         }
         out.method.extend(method_lines(a, out));
         if let Some(j) = out.results.iter().find_map(|x| x.detail.get("jvm")) {
@@ -639,6 +644,11 @@ fn fill_row(
     let trace =
         rec.trace.as_ref().filter(|t| t.result.is_ok() && t.file_written).map(|t| t.file.clone());
     d.insert("trace".into(), json!(trace));
+    let traced = rec.trace.as_ref().and_then(|t| t.result.as_ref().ok());
+    d.insert("off_cpu_by_thread".into(), json!(traced.and_then(|o| o.off_cpu.as_ref())));
+    if let Some(n) = traced.and_then(|o| o.off_cpu_note.as_ref()) {
+        d.insert("off_cpu_note".into(), json!(n));
+    }
     let heap = rec.heap.as_ref().and_then(|h| {
         let (Ok(o), Some(t), true) = (&h.result, h.heap, h.file_written) else { return None };
         let m = spec.heap_messages.max(1) as f64;
