@@ -225,18 +225,36 @@ fn off_cpu(row: Side<'_>, base: Side<'_>) -> Fired {
             field: format!("results[{i}].off_cpu_by_thread.consumer.off_cpu_share"),
             value: share,
         }];
+        // The state most intervals began in: S (blocked) reads differently from R (preempted).
+        let state = c.get("states").and_then(Value::as_object).and_then(|st| {
+            st.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+        });
+        if let Some((k, n)) = &state {
+            figs.push(Figure {
+                field: format!("results[{i}].off_cpu_by_thread.consumer.states.{k}"),
+                value: *n,
+            });
+        }
         if let Some((w, n)) = &waker {
             figs.push(Figure {
                 field: format!("results[{i}].off_cpu_by_thread.consumer.woken_by.{w}"),
                 value: *n,
             });
         }
-        Some((share, waker, figs))
+        Some((share, waker, state, figs))
     };
-    let ((a, wa, fa), (b, wb, fb)) = (get(row)?, get(base)?);
-    let woke = |w: &Option<(String, f64)>| match w {
-        Some((w, n)) => format!(", woken mostly by {w} ({n:.0} times)"),
-        None => String::new(),
+    let ((a, wa, sa, fa), (b, wb, sb, fb)) = (get(row)?, get(base)?);
+    let woke = |w: &Option<(String, f64)>, st: &Option<(String, f64)>| {
+        let mut t = String::new();
+        if let Some((k, n)) = st {
+            t += &format!(", most intervals in state {k} ({n:.0})");
+        }
+        if let Some((w, n)) = w {
+            t += &format!(", woken mostly by {w} ({n:.0} times)");
+        }
+        t
     };
     ((a - b).abs() >= OFF_CPU_POINTS).then(|| {
         (
@@ -246,10 +264,10 @@ fn off_cpu(row: Side<'_>, base: Side<'_>) -> Fired {
                  at least {:.0} points apart; sched_switch in the trace pass).",
                 row.1.label,
                 a * 100.0,
-                woke(&wa),
+                woke(&wa, &sa),
                 base.1.label,
                 b * 100.0,
-                woke(&wb),
+                woke(&wb, &sb),
                 OFF_CPU_POINTS * 100.0
             ),
             [fa, fb].concat(),
