@@ -58,6 +58,9 @@ pub enum TraceMode {
     Flight,
     /// tracing-chrome: every event, streamed.
     Full,
+    /// The flight recorder in the timed forks of each cell's traced twin (no trace pass);
+    /// the outlier forks' dumps are kept.
+    InRun,
 }
 
 impl TraceMode {
@@ -67,6 +70,7 @@ impl TraceMode {
             TraceMode::Off => "off",
             TraceMode::Flight => "flight",
             TraceMode::Full => "full",
+            TraceMode::InRun => "in-run",
         }
     }
 }
@@ -98,7 +102,8 @@ pub struct Shared {
     /// Warm-up runs in each fork, discarded.
     #[arg(long, value_parser = size, help_heading = "Shared options")]
     pub warmup: u64,
-    /// Trace pass: a separate untimed child per cell with a recorder.
+    /// Trace pass: a separate untimed child per cell with a recorder (`in-run`: the
+    /// recorder in the timed forks of a traced twin of each cell instead).
     #[arg(long, value_enum, help_heading = "Shared options")]
     pub trace: TraceMode,
     /// Heap pass: a separate untimed child per cell under dhat.

@@ -65,6 +65,10 @@ pub struct CellSpec {
     /// The JVM's settings, for the `jvm-*` variants.
     #[serde(default)]
     pub jvm: Option<JvmSettings>,
+    /// A traced twin's file stem (`--trace in-run`): its timed forks record their measured
+    /// runs with the flight recorder and dump it under this stem (`crate::inrun`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_run_trace: Option<String>,
 }
 
 impl CellSpec {
@@ -268,6 +272,9 @@ pub struct CellOutput {
     /// Why `off_cpu` is missing from a trace run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub off_cpu_note: Option<String>,
+    /// A traced twin's timed fork: its flight recorder's dump, relative to the run folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_run_trace: Option<String>,
 }
 
 /// Heap totals of one profiled run, from `dhat::HeapStats`.
@@ -571,24 +578,34 @@ fn run_cell<H: Handoff, const N: usize>(
                 );
                 ctx.heartbeat();
             }
+            // A traced twin records its measured runs only: the warm-up stays unrecorded.
+            let recording = match &spec.in_run_trace {
+                Some(stem) => Some(crate::inrun::Recording::start(stem)?),
+                None => None,
+            };
             let mut merged = new_histogram();
             let mut measured_ms = 0.0;
             while out.runs.len() < spec.runs
                 || (measured_ms < spec.min_measure_ms && out.runs.len() < MAX_RUNS)
             {
-                let (r, h) = run_counted::<H, N, false>(
-                    handoff,
-                    spec,
-                    spec.messages,
-                    spec.sample_every,
-                    true,
-                )?;
+                let (n, every) = (spec.messages, spec.sample_every);
+                let (r, h) = if recording.is_some() {
+                    run_counted::<H, N, true>(handoff, spec, n, every, true)?
+                } else {
+                    run_counted::<H, N, false>(handoff, spec, n, every, true)?
+                };
                 if r.valid && spec.sample_every > 0 {
                     merged.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?;
                 }
                 measured_ms += r.ms;
                 out.runs.push(r);
                 ctx.heartbeat();
+            }
+            if let Some(rec) = recording {
+                match rec.finish() {
+                    Ok(file) => out.in_run_trace = Some(file),
+                    Err(why) => out.notes.push(why),
+                }
             }
             if spec.sample_every > 0 && !merged.is_empty() {
                 out.latency_ns = Some(Latency::of(&merged));

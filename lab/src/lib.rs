@@ -33,6 +33,8 @@
 //! * [`harness`], [`variants`], [`peers`], [`faults`]: the handoff loop inside a
 //!   `disruptor-vs-lbq` child, the by-name `match` (enum dispatch), the reference peers as
 //!   `Handoff` adapters, and planted faults for the lab's own tests.
+//! * [`inrun`]: `--trace in-run`, the flight recorder in the timed forks of traced twins,
+//!   the outlier forks' dumps kept (the run folder reaches children as `LAB_RUN_DIR`).
 //!
 //! The runner and the results know no experiment by name; an experiment never reaches
 //! back into the CLI; there is one child protocol and one results schema.
@@ -60,6 +62,7 @@ pub mod experiment;
 pub mod experiments;
 pub mod faults;
 pub mod harness;
+pub mod inrun;
 pub mod jvm;
 pub mod parse;
 pub mod peers;

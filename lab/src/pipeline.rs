@@ -90,6 +90,8 @@ impl<E: Experiment> Registered for Entry<E> {
         let plan = E::plan(&args, &shared)?;
         let (dir, default_location) = choose_run_dir(shared.out.as_deref(), E::NAME);
         check_writable(&dir)?;
+        // Children that write into the run folder from a timed fork find it here.
+        crate::inrun::export_run_dir(&dir);
         let env = environment(&shared, &plan);
         let finished = runner::run::<E>(&plan, &shared, &dir);
         let mut out = assemble::<E>(&args, &shared, &plan, env, &finished);

@@ -6,6 +6,8 @@
 //! measured, or any extra run such as a sampling-cost pair), then exactly one `done` or
 //! `failed`. Diagnostics go to stderr. The runner's watchdog judges progress by the
 //! heartbeats, never by a budget guessed in advance. The JVM programs speak the same lines.
+//! Every child inherits the run folder as `LAB_RUN_DIR` (`crate::inrun`), for files a
+//! timed fork writes.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

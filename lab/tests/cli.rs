@@ -227,7 +227,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
     expect_usage_error(&["disruptor-vs-lbq", "--payload", "17"], "valid: 16, 64, 256");
     expect_usage_error(
         &["disruptor-vs-lbq", "--trace", "loud"],
-        "[possible values: flight, full, off]",
+        "[possible values: flight, full, in-run, off]",
     );
     expect_usage_error(&["disruptor-vs-lbq", "--heap", "maybe"], "[possible values: on, off]");
     expect_usage_error(&["disruptor-vs-lbq", "--rounds", "0"], "--rounds must be at least 1");
@@ -694,7 +694,7 @@ fn each_experiment_help_shows_its_own_options_and_the_shared_ones() {
             "--heap",
             "--out",
             "[default: 1Mi]",
-            "[possible values: flight, full, off]",
+            "[possible values: flight, full, in-run, off]",
         ] {
             assert!(stdout.contains(w), "{args:?} lacks {w}: {stdout}");
         }

@@ -211,7 +211,7 @@ impl Experiment for DisruptorVsLbq {
         rounds: 18,
         runs: 2,
         warmup: 1,
-        trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::Off],
+        trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::InRun, TraceMode::Off],
         heap: Some(Switch::On),
     };
     type Args = DvlArgs;
@@ -280,6 +280,7 @@ impl Experiment for DisruptorVsLbq {
                         heap_messages,
                         trace_messages,
                         min_measure_ms: a.min_fork_ms as f64,
+                        in_run_trace: None,
                         jvm: classes.as_ref().filter(|_| is_jvm(v)).map(|c| {
                             crate::harness::JvmSettings {
                                 classes: c.clone(),
@@ -337,7 +338,7 @@ impl Experiment for DisruptorVsLbq {
                 }
             }
         }
-        Ok(Plan {
+        let mut plan = Plan {
             cells,
             baseline: Some(baseline.clone()),
             pairs,
@@ -345,7 +346,9 @@ impl Experiment for DisruptorVsLbq {
                            "trace_messages": trace_messages, "baseline": baseline}),
             input_size: a.messages,
             notes,
-        })
+        };
+        crate::inrun::twins(shared.trace, &mut plan);
+        Ok(plan)
     }
 
     fn run_cell(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
@@ -373,7 +376,9 @@ impl Experiment for DisruptorVsLbq {
         for ((row, rec), sites) in out.results.iter_mut().zip(&run.cells).zip(sites) {
             fill_row(row, rec, cores, sites);
         }
+        crate::inrun::analyse(run, out);
         out.tables = headline_tables(out);
+        out.tables.extend(crate::inrun::cost_table(out));
         out.tables.push(forks_table(out));
         out.tables.push(latency_table(out, a.sample_every));
         out.tables.push(cpu_table(out));
@@ -717,7 +722,8 @@ fn jvm_table(r: &Results) -> Option<Table> {
 
 fn axes(r: &Results) -> (Vec<String>, Vec<u64>) {
     let mut labels: Vec<String> = Vec::new();
-    for row in &r.results {
+    // Traced twins have their own table (`inrun::cost_table`).
+    for row in r.results.iter().filter(|x| !crate::inrun::is_twin(&x.label)) {
         if !labels.contains(&row.label) {
             labels.push(row.label.clone());
         }
@@ -760,7 +766,7 @@ fn cell_text(row: Option<&Row>, f: impl Fn(&Row, f64) -> String) -> String {
 fn headline_tables(r: &Results) -> Vec<Table> {
     let (labels, ps) = axes(r);
     let mut pairs: Vec<(String, String)> = Vec::new();
-    for x in &r.ratios {
+    for x in r.ratios.iter().filter(|x| !crate::inrun::is_twin(&x.variant)) {
         let p = (x.variant.clone(), x.baseline.clone());
         if !pairs.contains(&p) {
             pairs.push(p);
@@ -1168,10 +1174,14 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use the system allocator.",
             cfg["heap_messages"]
         ),
-        format!(
-            "Trace pass: one more untimed child per cell runs {} messages with the recorder installed; producers wrap every {}th send in a `publish` span, the consumer emits a `consume` span with the same flow id and a `messages_per_ms` counter about once per ms.",
-            cfg["trace_messages"], a.sample_every
-        ),
+        if r.config["shared"]["trace"] == "in-run" {
+            crate::inrun::method_line()
+        } else {
+            format!(
+                "Trace pass: one more untimed child per cell runs {} messages with the recorder installed; producers wrap every {}th send in a `publish` span, the consumer emits a `consume` span with the same flow id and a `messages_per_ms` counter about once per ms.",
+                cfg["trace_messages"], a.sample_every
+            )
+        },
     ]
 }
 

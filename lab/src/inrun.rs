@@ -1,0 +1,321 @@
+//! `--trace in-run`: the flight recorder in the timed forks, and the outliers' dumps kept.
+//!
+//! A flight recorder exists to be always on and to keep the trace of the run that went
+//! wrong. With `--trace in-run`, `disruptor-vs-lbq` plans beside every Rust cell a traced
+//! twin ([`twins`]): the same spec with [`CellSpec::in_run_trace`] set, labelled
+//! `<label>[in-run]`, in the same group, so it runs in the same rounds as its plain cell.
+//! The plain rows stay the main rows (the headline tables and the ratios against the
+//! baseline use them, unrecorded); each (twin, plain) pair is a ratio in `ratios[]`, what
+//! recording cost in this very run, paired within rounds. There is no untimed trace pass:
+//! the twins' timed forks are the traces.
+//!
+//! * Child ([`Recording`]): after its warm-up runs, a twin's timed fork installs the flight
+//!   recorder and makes its measured runs with the lab's spans on (the traced loop and the
+//!   recorder together are what the cost ratio measures); after them it dumps to
+//!   `<run folder>/inrun/<stem>.<pid>.trace.json`, a scratch name unique per fork, and
+//!   reports that name in `CellOutput::in_run_trace`. The run folder reaches every child
+//!   as [`RUN_DIR_ENV`], set by the parent before its first fork ([`export_run_dir`]).
+//! * Parent ([`analyse`]): per twin, the dumps of the slowest and the fastest valid fork
+//!   (by fork score; ties: the first in round order) and, when the row is bimodal, of the
+//!   fork nearest each mode's median are renamed `<stem>.{slowest,fastest,mode1,mode2}
+//!   .trace.json` (a fork already kept is not kept twice), linked in `files[]` and listed in
+//!   the row's `in_run_traces`; every other dump and the scratch folder are deleted.
+
+use crate::experiment::{CellPlan, CellRecord, Experiment, Finished, Plan, TraceMode};
+use crate::harness::{CellOutput, CellSpec};
+use crate::report::{fmt_num, group};
+use crate::results::{FileLink, Results, Row, Status, Table};
+use crate::stats::Mode;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The environment variable that tells a child the run folder.
+pub const RUN_DIR_ENV: &str = "LAB_RUN_DIR";
+
+/// The scratch folder of the forks' dumps, inside the run folder; gone after `analyse`.
+pub const SCRATCH: &str = "inrun";
+
+/// What a traced twin's label adds to its plain cell's.
+pub const SUFFIX: &str = "[in-run]";
+
+/// Whether `label` is a traced twin's.
+pub fn is_twin(label: &str) -> bool {
+    label.ends_with(SUFFIX)
+}
+
+/// The plain cell's label of a twin's label.
+pub fn plain_of(label: &str) -> Option<&str> {
+    label.strip_suffix(SUFFIX)
+}
+
+/// In the parent, before the first fork: the run folder, for the children to dump into.
+/// Children inherit the environment; the value is absolute, whatever their working folder.
+pub fn export_run_dir(dir: &Path) {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    std::env::set_var(RUN_DIR_ENV, dir);
+}
+
+/// With `--trace in-run`: a traced twin after every Rust cell (not the `jvm-*` cells, which
+/// no Rust recorder hears), a (twin, plain) ratio for each, and no untimed trace pass.
+pub fn twins(mode: TraceMode, plan: &mut Plan<CellSpec>) {
+    if mode != TraceMode::InRun {
+        return;
+    }
+    let mut cells = Vec::with_capacity(plan.cells.len() * 2);
+    for mut c in std::mem::take(&mut plan.cells) {
+        c.trace = false;
+        let twin = (!crate::variants::is_jvm(&c.cell.variant)).then(|| twin_of(&c));
+        cells.push(c);
+        if let Some(t) = twin {
+            let pair = (t.label.clone(), plain_of(&t.label).unwrap_or_default().to_string());
+            if !plan.pairs.contains(&pair) {
+                plan.pairs.push(pair);
+            }
+            cells.push(t);
+        }
+    }
+    plan.cells = cells;
+    plan.notes.push(
+        "--trace in-run: every Rust cell ran twice per round, plain and as its traced twin \
+         ([in-run]: the flight recorder over its measured runs); the plain rows are the \
+         results, the twins give the recording cost and the kept traces."
+            .into(),
+    );
+}
+
+fn twin_of(c: &CellPlan<CellSpec>) -> CellPlan<CellSpec> {
+    let mut t = c.clone();
+    t.label = format!("{}{SUFFIX}", c.label);
+    t.key.insert("in_run_trace".into(), json!(true));
+    t.cell.in_run_trace = Some(c.file_stem.clone());
+    // The sampling-cost pairs are the plain cell's to measure; the heap pass would repeat
+    // the plain cell's.
+    t.cell.sampling_ab_pairs = 0;
+    t.heap = false;
+    t
+}
+
+/// The flight recorder over a twin's measured runs (in its timed fork).
+#[derive(Debug)]
+pub struct Recording {
+    recorder: flight_recorder::Recorder,
+    file: String,
+    path: PathBuf,
+}
+
+impl Recording {
+    /// Installs the flight recorder (as the trace pass does); the dump is to be named after
+    /// `stem` and this process.
+    pub fn start(stem: &str) -> Result<Recording, String> {
+        let dir = std::env::var_os(RUN_DIR_ENV).ok_or_else(|| {
+            format!("in-run trace: no run folder ({RUN_DIR_ENV} is not set by a parent lab)")
+        })?;
+        let file = format!("{SCRATCH}/{stem}.{}.trace.json", std::process::id());
+        let path = Path::new(&dir).join(&file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("in-run trace: {}: {e}", parent.display()))?;
+        }
+        let recorder = crate::tracehook::install_flight()?;
+        Ok(Recording { recorder, file, path })
+    }
+
+    /// Dumps the recorder; the file's name relative to the run folder.
+    pub fn finish(self) -> Result<String, String> {
+        self.recorder
+            .dump(&self.path)
+            .map_err(|e| format!("in-run trace: dumping the flight recorder: {e}"))?;
+        Ok(self.file)
+    }
+}
+
+/// An experiment whose cells are the handoff harness's (`disruptor-vs-lbq`).
+pub trait Handoffs: Experiment<Cell = CellSpec, Outcome = CellOutput> {}
+impl<E: Experiment<Cell = CellSpec, Outcome = CellOutput>> Handoffs for E {}
+
+/// Which forks' dumps a twin keeps: (fork index, kind), distinct forks, in kind order.
+fn chosen<E: Handoffs>(rec: &CellRecord<E>, row: &Row) -> Vec<(usize, &'static str)> {
+    let scored: Vec<(usize, f64)> = rec
+        .forks
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.fork.status == Status::Ok)
+        .filter(|(_, f)| f.outcome.as_ref().is_some_and(|o| o.in_run_trace.is_some()))
+        .filter_map(|(i, f)| f.fork.score.map(|s| (i, s)))
+        .collect();
+    choose(&scored, row.modes.as_ref())
+}
+
+/// Of (fork index, score in ms) in round order: the slowest, the fastest and, when
+/// bimodal, the nearest to each mode's median, each fork once; ties go to the first.
+fn choose(scored: &[(usize, f64)], modes: Option<&[Mode; 2]>) -> Vec<(usize, &'static str)> {
+    // The first fork that `better` prefers to every other (strictly: ties keep the first).
+    let pick = |better: &dyn Fn(f64, f64) -> bool| {
+        scored.iter().copied().reduce(|a, b| if better(b.1, a.1) { b } else { a }).map(|x| x.0)
+    };
+    let mut kept: Vec<(usize, &'static str)> = Vec::new();
+    let mut keep = |i: Option<usize>, kind: &'static str| {
+        if let Some(i) = i.filter(|i| !kept.iter().any(|k| k.0 == *i)) {
+            kept.push((i, kind));
+        }
+    };
+    // Scores are ms per run: the slowest fork has the largest.
+    keep(pick(&|x, y| x > y), "slowest");
+    keep(pick(&|x, y| x < y), "fastest");
+    for (m, kind) in modes.into_iter().flatten().zip(["mode1", "mode2"]) {
+        keep(pick(&|x, y| (x - m.median).abs() < (y - m.median).abs()), kind);
+    }
+    kept
+}
+
+/// Keeps the outliers' dumps of every twin (see the module's account), fills the twins'
+/// `in_run_traces`, and keeps each twin's ratio against its plain row only (not against the
+/// baseline: the plain rows are the results).
+pub fn analyse<E: Handoffs>(run: &Finished<E>, out: &mut Results) {
+    if !run.cells.iter().any(|c| c.plan.cell.in_run_trace.is_some()) {
+        return;
+    }
+    let mut seen: Vec<(String, String, String)> = Vec::new();
+    out.ratios.retain(|q| {
+        let id = (q.variant.clone(), q.baseline.clone(), q.group.clone());
+        let wanted = !is_twin(&q.variant) || plain_of(&q.variant) == Some(q.baseline.as_str());
+        let first = !seen.contains(&id);
+        seen.push(id);
+        wanted && first
+    });
+    let rounds = run.rounds.planned;
+    let mut notes: Vec<String> = Vec::new();
+    for (row, rec) in out.results.iter_mut().zip(&run.cells) {
+        let Some(stem) = &rec.plan.cell.in_run_trace else { continue };
+        let mut listed = Vec::new();
+        for (i, kind) in chosen(rec, row) {
+            let f = &rec.forks[i];
+            let (Some(scratch), Some(ms)) =
+                (f.outcome.as_ref().and_then(|o| o.in_run_trace.as_ref()), f.fork.score)
+            else {
+                continue;
+            };
+            let file = format!("{stem}.{kind}.trace.json");
+            if let Err(e) = std::fs::rename(run.dir.join(scratch), run.dir.join(&file)) {
+                notes.push(format!("{file}: not kept ({scratch}: {e})"));
+                continue;
+            }
+            let qps = rec.plan.cell.messages as f64 / (ms / 1e3);
+            out.files.push(FileLink {
+                file: file.clone(),
+                what: format!(
+                    "Flight recorder of the timed fork {} {}, the {kind} fork: round {}/{rounds}, \
+                     {} ms per run ({} msg/s)",
+                    row.label,
+                    row.group,
+                    f.fork.round + 1,
+                    fmt_num(ms),
+                    group(qps)
+                ),
+            });
+            listed.push(json!({"file": file, "round": f.fork.round, "score_ms": ms,
+                               "qps": qps, "kind": kind}));
+        }
+        row.detail.insert("in_run_traces".into(), Value::Array(listed));
+        for n in rec.forks.iter().filter_map(|f| f.outcome.as_ref()).flat_map(|o| &o.notes) {
+            let n = format!("{} {}: {n}", row.label, row.group);
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+    }
+    let scratch = run.dir.join(SCRATCH);
+    if scratch.exists() {
+        if let Err(e) = std::fs::remove_dir_all(&scratch) {
+            notes.push(format!("{}: not removed: {e}", scratch.display()));
+        }
+    }
+    out.notes.extend(notes);
+    out.environment.tracing = "in-run: the flight recorder in the timed forks of each Rust \
+                               cell's traced twin ([in-run] rows); no untimed trace pass"
+        .into();
+}
+
+/// "In-run recording cost": per twin, the plain and traced QPS and their paired ratio.
+pub fn cost_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "In-run recording cost (the flight recorder in the timed forks)",
+        &["variant", "P", "plain QPS", "traced QPS", "traced/plain QPS [interval]", "cost"],
+    );
+    for q in r.ratios.iter().filter(|q| plain_of(&q.variant) == Some(q.baseline.as_str())) {
+        let find = |l: &str| r.results.iter().find(|x| x.label == l && x.group == q.group);
+        let qps = |x: Option<&Row>| match x {
+            Some(x) if x.status != Status::Ok => x.status.word().to_string(),
+            Some(x) => x.detail::<f64>("qps").map_or("–".into(), group),
+            None => "–".into(),
+        };
+        t.rows.push(vec![
+            q.baseline.clone(),
+            q.producers.map_or("–".into(), |p| p.to_string()),
+            qps(find(&q.baseline)),
+            qps(find(&q.variant)),
+            q.text(),
+            q.median.map_or("–".into(), |m| format!("{:+.1}% QPS", (m - 1.0) * 100.0)),
+        ]);
+    }
+    t.note = Some(
+        "Each round runs a cell and its traced twin side by side; the ratio is the twin's QPS \
+         over the plain cell's within a round, the median over rounds with its \
+         order-statistic interval. The twin's measured runs carry the lab's spans and the \
+         flight recorder (installed after the warm-up, dumped after the measured runs); its \
+         rings are set up at the first measured run's first events and reused by later \
+         runs' threads, which a fork of few short runs feels. The slowest and fastest forks' dumps (and one per mode when \
+         bimodal) are kept."
+            .into(),
+    );
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// The method's line on tracing in this mode.
+pub fn method_line() -> String {
+    "Trace: no untimed trace pass; each Rust cell's traced twin ([in-run]) installs the \
+     flight recorder in every timed fork after its warm-up runs, makes its measured runs \
+     with the lab's spans on (producers wrap sampled sends in `publish`, the consumer \
+     emits `consume` with the same flow id and `messages_per_ms`), and dumps it after them; \
+     the parent keeps the slowest and fastest forks' dumps (and the fork nearest each \
+     mode's median when the row is bimodal) and deletes the rest."
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(median: f64) -> Mode {
+        Mode { median, count: 3, share: 0.5 }
+    }
+
+    #[test]
+    fn the_extremes_are_kept_once_each_and_ties_go_to_the_first() {
+        let s = [(0, 2.0), (1, 5.0), (2, 1.0), (3, 5.0), (4, 1.0)];
+        assert_eq!(choose(&s, None), vec![(1, "slowest"), (2, "fastest")]);
+        // One fork is both extremes: kept once.
+        assert_eq!(choose(&[(0, 3.0)], None), vec![(0, "slowest")]);
+        assert!(choose(&[], None).is_empty());
+    }
+
+    #[test]
+    fn a_bimodal_row_also_keeps_the_fork_nearest_each_modes_median() {
+        let s = [(0, 1.0), (1, 1.1), (2, 1.2), (3, 2.0), (4, 2.1), (5, 2.3)];
+        let m = [mode(1.1), mode(2.1)];
+        assert_eq!(
+            choose(&s, Some(&m)),
+            vec![(5, "slowest"), (0, "fastest"), (1, "mode1"), (4, "mode2")]
+        );
+        // A mode whose nearest fork is already kept adds nothing.
+        let m = [mode(1.0), mode(2.1)];
+        assert_eq!(choose(&s, Some(&m)), vec![(5, "slowest"), (0, "fastest"), (4, "mode2")]);
+    }
+
+    #[test]
+    fn twin_labels_round_trip() {
+        assert!(is_twin("ring[blocking][in-run]"));
+        assert_eq!(plain_of("ring[blocking][in-run]"), Some("ring[blocking]"));
+        assert_eq!(plain_of("ring"), None);
+    }
+}
