@@ -65,6 +65,10 @@ pub struct CellSpec {
     /// The JVM's settings, for the `jvm-*` variants.
     #[serde(default)]
     pub jvm: Option<JvmSettings>,
+    /// The global allocator the cell must run on (`system`, `mimalloc`, `jemalloc`; the
+    /// heap pass runs on dhat's whatever this says); `None`: not checked (JVM rows).
+    #[serde(default)]
+    pub allocator: Option<String>,
 }
 
 impl CellSpec {
@@ -261,6 +265,9 @@ pub struct CellOutput {
     /// What the JVM reported, for the `jvm-*` variants.
     #[serde(default)]
     pub jvm: Option<JvmReport>,
+    /// The child binary's global allocator, as the child itself names it.
+    #[serde(default)]
+    pub allocator: Option<String>,
 }
 
 /// Heap totals of one profiled run, from `dhat::HeapStats`.
