@@ -85,6 +85,45 @@ pub fn split_label(label: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// With several allocators and a plain baseline name (`locked`, the default; `None`: locked
+/// or the first row): that name and the pairs (row, its own allocator's baseline), e.g.
+/// (`ring@mimalloc`, `locked@mimalloc`).
+pub fn own_baselines(
+    labels: &[&str],
+    allocs: &[&str],
+    baseline: Option<&str>,
+) -> Result<(String, Vec<(String, String)>), String> {
+    let stems: Vec<&str> = labels.iter().map(|l| split_label(l).0).collect();
+    let b = match baseline {
+        Some(b) if stems.contains(&b) => b.to_string(),
+        Some(b) => {
+            let mut valid: Vec<&str> = Vec::new();
+            for l in stems.iter().chain(labels) {
+                if !valid.contains(l) {
+                    valid.push(l);
+                }
+            }
+            return Err(format!(
+                "--baseline '{b}' is not a row of this run; valid: {}",
+                valid.join(", ")
+            ));
+        }
+        None if stems.contains(&"locked") => "locked".into(),
+        None => stems[0].to_string(),
+    };
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for al in allocs {
+        let base = format!("{b}@{al}");
+        for l in labels {
+            let own = split_label(l).1 == Some(al);
+            if own && *l != base && !pairs.iter().any(|(x, _)| x == l) {
+                pairs.push((l.to_string(), base.clone()));
+            }
+        }
+    }
+    Ok((b, pairs))
+}
+
 /// The table "Allocator", when more than one allocator ran: per Rust variant and P, the QPS
 /// under each allocator with its ratio to `system` (or to the first allocator when system
 /// did not run), paired within rounds, and dhat's allocations per message beside them.
@@ -187,5 +226,17 @@ mod tests {
         assert_eq!(split_label("ring[blocking]@mimalloc"), ("ring[blocking]", Some("mimalloc")));
         assert_eq!(split_label("jvm-lbq"), ("jvm-lbq", None));
         assert_eq!(binary("system"), None);
+        let labels = ["locked@system", "ring@system", "locked@mimalloc", "ring@mimalloc"];
+        let (b, pairs) = own_baselines(&labels, &["system", "mimalloc"], None).unwrap();
+        assert_eq!(b, "locked");
+        let want = [("ring@system", "locked@system"), ("ring@mimalloc", "locked@mimalloc")];
+        assert_eq!(pairs, want.map(|(a, b)| (a.to_string(), b.to_string())));
+        let e = own_baselines(&labels, &["system"], Some("nope")).unwrap_err();
+        assert!(
+            e.ends_with(
+                "valid: locked, ring, locked@system, ring@system, locked@mimalloc, ring@mimalloc"
+            ),
+            "{e}"
+        );
     }
 }

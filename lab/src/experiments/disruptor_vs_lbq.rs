@@ -342,34 +342,7 @@ impl Experiment for DisruptorVsLbq {
         let per_allocator =
             several && !a.baseline.as_ref().is_some_and(|b| labels.contains(&b.as_str()));
         let (baseline, baseline_name, mut pairs) = if per_allocator {
-            let stems: Vec<&str> = labels.iter().map(|l| allocators::split_label(l).0).collect();
-            let b = match &a.baseline {
-                Some(b) if stems.contains(&b.as_str()) => b.clone(),
-                Some(b) => {
-                    let mut valid: Vec<&str> = Vec::new();
-                    for l in stems.iter().chain(&labels) {
-                        if !valid.contains(l) {
-                            valid.push(l);
-                        }
-                    }
-                    return Err(format!(
-                        "--baseline '{b}' is not a row of this run; valid: {}",
-                        valid.join(", ")
-                    ));
-                }
-                None if stems.contains(&"locked") => "locked".into(),
-                None => stems[0].to_string(),
-            };
-            let mut pairs: Vec<(String, String)> = Vec::new();
-            for al in &allocs {
-                let base = format!("{b}@{al}");
-                for l in &labels {
-                    let own = allocators::split_label(l).1 == Some(al);
-                    if own && *l != base && !pairs.iter().any(|(x, _)| x == l) {
-                        pairs.push((l.to_string(), base.clone()));
-                    }
-                }
-            }
+            let (b, pairs) = allocators::own_baselines(&labels, &allocs, a.baseline.as_deref())?;
             (None, b, pairs)
         } else {
             let baseline = match &a.baseline {
