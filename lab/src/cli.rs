@@ -156,7 +156,7 @@ fn dispatch(m: &ArgMatches) -> Result<i32, Failure> {
         }
         "__child" => {
             let spec = sub.get_one::<String>("spec").expect("required");
-            Ok(crate::entry::child_main(spec, None))
+            Ok(crate::entry::child_main(spec, None, "system"))
         }
         "run" => {
             let (exp, em) = sub.subcommand().expect("an experiment is required");

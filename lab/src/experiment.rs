@@ -182,6 +182,9 @@ pub struct CellPlan<C> {
     pub trace: bool,
     /// File names of its passes start with this.
     pub file_stem: String,
+    /// The sibling binary of the lab crate its timed forks and trace pass run in, with
+    /// `__child <spec>` as the lab binary takes them (`None`: the lab binary itself).
+    pub binary: Option<&'static str>,
 }
 
 impl<C> CellPlan<C> {
@@ -200,6 +203,7 @@ impl<C> CellPlan<C> {
             timed: true,
             heap: true,
             trace: true,
+            binary: None,
         }
     }
 

@@ -69,6 +69,10 @@ pub struct CellSpec {
     /// runs with the flight recorder and dump it under this stem (`crate::inrun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_run_trace: Option<String>,
+    /// The global allocator the cell must run on (`system`, `mimalloc`, `jemalloc`; the
+    /// heap pass runs on dhat's whatever this says); `None`: not checked (JVM rows).
+    #[serde(default)]
+    pub allocator: Option<String>,
 }
 
 impl CellSpec {
@@ -275,6 +279,9 @@ pub struct CellOutput {
     /// A traced twin's timed fork: its flight recorder's dump, relative to the run folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_run_trace: Option<String>,
+    /// The child binary's global allocator, as the child itself names it.
+    #[serde(default)]
+    pub allocator: Option<String>,
 }
 
 /// Heap totals of one profiled run, from `dhat::HeapStats`.

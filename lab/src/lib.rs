@@ -50,7 +50,8 @@
 //! percentiles without storing samples), indicatif (progress), comfy-table (terminal
 //! tables), signal-hook (Ctrl-C delivered to a thread, not a handler), statrs (Student's t
 //! quantile), rayon (the untimed passes side by side), libc (getrusage per thread, process
-//! groups), dhat (heap profiles), perf-counters (the workspace's perf_event_open counters).
+//! groups), dhat (heap profiles), perf-counters (the workspace's perf_event_open counters),
+//! mimalloc and tikv-jemallocator (the global allocators of the `lab-cell-*` child binaries).
 
 pub mod cli;
 pub mod compare;

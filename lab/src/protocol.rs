@@ -109,13 +109,16 @@ pub struct Extras {
 pub struct Ctx {
     /// The pass this child runs.
     pub pass: Pass,
+    /// The child binary's global allocator: `system` (the `lab` binary), `dhat`
+    /// (`lab-heap`), `mimalloc` or `jemalloc` (the `lab-cell-*` binaries).
+    pub allocator: &'static str,
     runs: u64,
 }
 
 impl Ctx {
     /// A context for `pass`.
     pub fn new(pass: Pass) -> Ctx {
-        Ctx { pass, runs: 0 }
+        Ctx { pass, allocator: "system", runs: 0 }
     }
 
     /// Call after every run: the parent's watchdog counts these.

@@ -107,7 +107,14 @@ pub struct DvlArgs {
     /// JIT warm-up passes (min(messages, 1M) each) in every JVM fork before its runs.
     #[arg(long, value_parser = size, default_value = "2")]
     pub jit_warmup: u64,
+    /// Global allocator of the Rust rows' children, a dimension like --producers: system
+    /// (glibc malloc), mimalloc, jemalloc, a list, or `all`. JVM rows and the heap pass
+    /// (dhat) ignore it.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "system")]
+    pub allocator: Vec<AllocatorArg>,
 }
+
+use super::allocators::{self, AllocatorArg};
 
 use crate::variants::is_jvm;
 
@@ -242,6 +249,9 @@ impl Experiment for DisruptorVsLbq {
         }
         let waits = waits(a)?;
         let chosen = chosen_variants(a, &mut notes)?;
+        let allocs = allocators::expand(&a.allocator);
+        let several = allocs.len() > 1;
+        let reference = allocators::reference(&allocs);
         let classes = if chosen.iter().any(|v| is_jvm(v)) {
             Some(crate::jvm::build()?.display().to_string())
         } else {
@@ -254,11 +264,17 @@ impl Experiment for DisruptorVsLbq {
                 let takes_wait = variants::find(v).is_some_and(|i| i.takes_wait);
                 let ws: Vec<Option<String>> =
                     if takes_wait { waits.iter().cloned().map(Some).collect() } else { vec![None] };
-                for w in ws {
-                    let label = match &w {
+                // The JVM rows run on the JVM's own allocator: one row each.
+                let als: Vec<Option<&str>> =
+                    if is_jvm(v) { vec![None] } else { allocs.iter().copied().map(Some).collect() };
+                for (w, al) in ws.iter().flat_map(|w| als.iter().map(move |al| (w.clone(), *al))) {
+                    let mut label = match &w {
                         Some(w) if waits.len() > 1 => format!("{v}[{w}]"),
                         _ => v.clone(),
                     };
+                    if let (Some(al), true) = (al, several) {
+                        label = format!("{label}@{al}");
+                    }
                     // One sampled/unsampled pair per fork of the first ring cell measures
                     // what latency sampling costs, over as many forks as there are rounds.
                     let pairs = usize::from(v == "ring" && first_ring && a.sample_every > 0);
@@ -296,6 +312,7 @@ impl Experiment for DisruptorVsLbq {
                                 drop_one: v == "fault-jvm-lbq",
                             }
                         }),
+                        allocator: al.map(str::to_string),
                     };
                     let mut c = CellPlan::new(spec, label, format!("P={p}"))
                         .key("variant", v.as_str())
@@ -303,7 +320,14 @@ impl Experiment for DisruptorVsLbq {
                     if let Some(w) = &w {
                         c = c.key("wait", w.as_str());
                     }
-                    c.file_stem = format!("{}-p{p}", c.file_stem);
+                    if let (Some(al), true) = (al, several) {
+                        c = c.key("allocator", al);
+                    }
+                    c.binary = al.and_then(allocators::binary);
+                    // dhat counts the same allocations under every allocator: one heap pass
+                    // (the reference allocator's) per variant and P is enough.
+                    c.heap &= al.is_none_or(|al| al == reference);
+                    c.file_stem = format!("{}-p{p}", c.file_stem.replace('@', "-"));
                     c.threads = p + 1;
                     // The JVM's own instruments stand for the heap pass; no Rust recorder
                     // can listen to it.
@@ -314,25 +338,46 @@ impl Experiment for DisruptorVsLbq {
             }
         }
         let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
-        let baseline = match &a.baseline {
-            Some(b) if labels.contains(&b.as_str()) => b.clone(),
-            Some(b) => {
-                let mut valid: Vec<&str> = labels.clone();
-                valid.dedup();
-                return Err(format!(
-                    "--baseline '{b}' is not a row of this run; valid: {}",
-                    valid.join(", ")
-                ));
-            }
-            None if labels.contains(&"locked") => "locked".into(),
-            None => labels[0].to_string(),
+        // With several allocators a plain baseline (`locked`) means one per allocator:
+        // every row is paired with the baseline of its own allocator.
+        let per_allocator =
+            several && !a.baseline.as_ref().is_some_and(|b| labels.contains(&b.as_str()));
+        let (baseline, baseline_name, mut pairs) = if per_allocator {
+            let (b, pairs) = allocators::own_baselines(&labels, &allocs, a.baseline.as_deref())?;
+            (None, b, pairs)
+        } else {
+            let baseline = match &a.baseline {
+                Some(b) if labels.contains(&b.as_str()) => b.clone(),
+                Some(b) => {
+                    let mut valid: Vec<&str> = labels.clone();
+                    valid.dedup();
+                    return Err(format!(
+                        "--baseline '{b}' is not a row of this run; valid: {}",
+                        valid.join(", ")
+                    ));
+                }
+                None if labels.contains(&"locked") => "locked".into(),
+                None => labels[0].to_string(),
+            };
+            (Some(baseline.clone()), baseline, Vec::new())
         };
         notes.extend(spread_note(a.messages, &a.producers.0));
-        // Each port against its JVM original, label by label (ring[w] ↔ jvm-disruptor[w]).
-        let mut pairs = Vec::new();
+        if shared.heap == Switch::On && (several || allocs != ["system"]) {
+            notes.push(format!(
+                "Heap passes run in lab-heap under dhat whatever the allocator (dhat counts \
+                 allocations, not allocator speed){}.",
+                if several {
+                    format!("; only the {reference} rows get one, the counts being the same code's")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        // Each port against its JVM original, label by label (ring[w] ↔ jvm-disruptor[w],
+        // ring@mimalloc ↔ jvm-disruptor).
         for (port, orig) in [("locked", "jvm-lbq"), ("ring", "jvm-disruptor")] {
-            for l in labels.iter().filter(|l| l.split('[').next() == Some(port)) {
-                let o = l.replacen(port, orig, 1);
+            for l in labels.iter().filter(|l| l.split(['[', '@']).next() == Some(port)) {
+                let o = allocators::split_label(l).0.replacen(port, orig, 1);
                 if labels.contains(&o.as_str()) && !pairs.contains(&(l.to_string(), o.clone())) {
                     pairs.push((l.to_string(), o));
                 }
@@ -340,10 +385,12 @@ impl Experiment for DisruptorVsLbq {
         }
         let mut plan = Plan {
             cells,
-            baseline: Some(baseline.clone()),
+            baseline,
             pairs,
             config: json!({"variants": chosen, "waits": waits, "heap_messages": heap_messages,
-                           "trace_messages": trace_messages, "baseline": baseline}),
+                           "trace_messages": trace_messages, "baseline": baseline_name,
+                           "baseline_per_allocator": per_allocator,
+                           "allocators": allocs}),
             input_size: a.messages,
             notes,
         };
@@ -355,7 +402,19 @@ impl Experiment for DisruptorVsLbq {
         if cell.jvm.is_some() {
             return crate::jvm::run(cell, ctx);
         }
-        harness::run_spec(cell, ctx)
+        // A cell's timed and trace children must run on its allocator's binary.
+        let heap = matches!(ctx.pass, crate::protocol::Pass::Heap { .. });
+        if let (Some(want), false) = (&cell.allocator, heap) {
+            if want != ctx.allocator {
+                return Err(format!(
+                    "the cell asks for allocator {want}; this child runs on {}",
+                    ctx.allocator
+                ));
+            }
+        }
+        let mut out = harness::run_spec(cell, ctx)?;
+        out.allocator = Some(ctx.allocator.to_string());
+        Ok(out)
     }
 
     fn analyse(a: &DvlArgs, run: &Finished<Self>, out: &mut Results) {
@@ -379,6 +438,10 @@ impl Experiment for DisruptorVsLbq {
         crate::inrun::analyse(run, out);
         out.tables = headline_tables(out);
         out.tables.extend(crate::inrun::cost_table(out));
+        out.tables.extend(allocators::table(out));
+        if let Some(al) = run_allocators(run) {
+            out.environment.timed_allocator = allocators::environment_text(&al);
+        }
         out.tables.push(forks_table(out));
         out.tables.push(latency_table(out, a.sample_every));
         out.tables.push(cpu_table(out));
@@ -626,6 +689,14 @@ fn fill_row(
     d.insert("messages".into(), json!(spec.messages));
     d.insert("per_producer".into(), json!(handoff::spread(spec.messages, spec.producers)));
     d.insert("payload".into(), json!(spec.payload));
+    d.insert("allocator".into(), json!(spec.allocator));
+    let mut in_child: Vec<&str> = outs.iter().filter_map(|o| o.allocator.as_deref()).collect();
+    in_child.sort_unstable();
+    in_child.dedup();
+    d.insert(
+        "allocator_in_child".into(),
+        json!((!in_child.is_empty()).then(|| in_child.join(","))),
+    );
     d.insert("runs_ms".into(), json!(runs_ms));
     d.insert("runs".into(), json!(briefs));
     d.insert("median_ms".into(), json!(row.score));
@@ -1171,7 +1242,7 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             if a.batch <= 1 { "recv() one at a time".to_string() } else { format!("recv_batch(max {})", a.batch) }
         ),
         format!(
-            "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use the system allocator.",
+            "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use their row's allocator (--allocator; system by default).",
             cfg["heap_messages"]
         ),
         if r.config["shared"]["trace"] == "in-run" {
@@ -1209,4 +1280,15 @@ fn sampling_lines(run: &Finished<DisruptorVsLbq>, every: u64) -> Vec<String> {
         m.map_or("–".into(), |m| format!("{m:+.1}%")),
         ci.map_or(" [no interval: too few pairs]".into(), |(lo, hi, c)| format!(" [{lo:+.1}, {hi:+.1}] ({:.0}% interval)", c * 100.0))
     )]
+}
+
+/// The allocators of the run's Rust cells, when other than the default `system` alone.
+fn run_allocators(run: &Finished<DisruptorVsLbq>) -> Option<Vec<&str>> {
+    let mut v: Vec<&str> = Vec::new();
+    for a in run.cells.iter().filter_map(|c| c.plan.cell.allocator.as_deref()) {
+        if !v.contains(&a) {
+            v.push(a);
+        }
+    }
+    (v.iter().any(|a| *a != "system")).then_some(v)
 }

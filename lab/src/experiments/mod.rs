@@ -1,6 +1,7 @@
 //! The experiments: one file (or folder) each, registered by one line in [`ALL`].
 
 mod alloc;
+mod allocators;
 mod backpressure;
 mod disruptor_vs_lbq;
 mod echo_server;

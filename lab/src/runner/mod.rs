@@ -179,6 +179,7 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lab"));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut notes = Vec::new();
+    let programs = cell_programs(plan, &exe, &mut notes);
     let mut cells: Vec<CellRecord<E>> = plan
         .cells
         .iter()
@@ -214,7 +215,7 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
                 continue;
             }
             progress.start(&what);
-            match fork::<E>(&exe, c, round, slot, shared, cores) {
+            match fork::<E>(&programs[ci], c, round, slot, shared, cores) {
                 Err(()) => {
                     interrupted = true;
                     break 'rounds;
@@ -238,8 +239,15 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
         );
     }
     if !interrupted && !passes.is_empty() {
-        interrupted =
-            run_passes::<E>(&mut cells, &passes, shared, dir, &exe, heap_bin.as_deref(), &progress);
+        interrupted = run_passes::<E>(
+            &mut cells,
+            &passes,
+            shared,
+            dir,
+            &programs,
+            heap_bin.as_deref(),
+            &progress,
+        );
     }
     progress.bar.finish_and_clear();
     Finished {
@@ -257,7 +265,7 @@ fn run_passes<E: Experiment>(
     passes: &[(usize, bool)],
     shared: &Shared,
     dir: &Path,
-    exe: &Path,
+    programs: &[PathBuf],
     heap_bin: Option<&Path>,
     progress: &Progress,
 ) -> bool {
@@ -293,7 +301,8 @@ fn run_passes<E: Experiment>(
                 pass,
                 cell: serde_json::to_value(&p.cell).expect("cells serialise"),
             };
-            let program = if heap { heap_bin.expect("heap passes need the binary") } else { exe };
+            let program =
+                if heap { heap_bin.expect("heap passes need the binary") } else { &programs[i] };
             let what = format!("{} {} {}", if heap { "heap" } else { "trace" }, p.label, p.group);
             PassJob { cell: i, heap, spec, program: program.to_path_buf(), what, file }
         })
@@ -365,13 +374,39 @@ fn run_pass<E: Experiment>(
     Some(rec)
 }
 
-/// The heap binary: next to the running executable, built on demand when missing or older
-/// than the lab binary (`cargo run` builds only the binary it runs).
+/// The program of each cell's timed forks and trace pass: the lab binary itself, or the
+/// sibling binary the cell names (its allocator's), found or built once per name. A sibling
+/// that cannot be had stays its expected path, so its forks fail with the reason.
+fn cell_programs<C>(plan: &Plan<C>, exe: &Path, notes: &mut Vec<String>) -> Vec<PathBuf> {
+    let mut found: Vec<(&str, PathBuf)> = Vec::new();
+    plan.cells
+        .iter()
+        .map(|c| {
+            let Some(name) = c.binary else { return exe.to_path_buf() };
+            if let Some((_, p)) = found.iter().find(|(n, _)| *n == name) {
+                return p.clone();
+            }
+            let p = sibling_binary(name, "the cells that run in it failed", notes)
+                .unwrap_or_else(|| exe.with_file_name(name));
+            found.push((name, p.clone()));
+            p
+        })
+        .collect()
+}
+
+/// The heap binary, or `None` (with a note) when it cannot be had.
 fn heap_binary(notes: &mut Vec<String>) -> Option<PathBuf> {
+    sibling_binary("lab-heap", "the heap pass was skipped", notes)
+}
+
+/// A binary of the lab crate next to the running executable, built on demand when missing
+/// or older than the lab binary (`cargo run` builds only the binary it runs). `otherwise`
+/// says in the note what follows when it is missing.
+fn sibling_binary(name: &str, otherwise: &str, notes: &mut Vec<String>) -> Option<PathBuf> {
     use std::process::{Command, Stdio};
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
-    let candidate = dir.join("lab-heap");
+    let candidate = dir.join(name);
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if let (Some(heap), Some(lab)) = (modified(&candidate), modified(&exe)) {
         if heap >= lab {
@@ -380,7 +415,7 @@ fn heap_binary(notes: &mut Vec<String>) -> Option<PathBuf> {
     }
     let target_dir = dir.parent()?;
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args(["build", "-p", "lab", "--bin", "lab-heap"]);
+    cmd.args(["build", "-p", "lab", "--bin", name]);
     if env!("LAB_BUILD_PROFILE") == "release" {
         cmd.arg("--release");
     }
@@ -392,15 +427,14 @@ fn heap_binary(notes: &mut Vec<String>) -> Option<PathBuf> {
         Some(candidate)
     } else if candidate.is_file() {
         notes.push(format!(
-            "{} is older than the lab binary and could not be rebuilt; the heap pass used it \
-             as it is.",
+            "{} is older than the lab binary and could not be rebuilt; it was used as it is.",
             candidate.display()
         ));
         Some(candidate)
     } else {
         notes.push(format!(
-            "The heap pass was skipped: {} is missing and could not be built; run \
-             `cargo build --release -p lab --bins`.",
+            "{} is missing and could not be built, so {otherwise}; run `cargo build --release \
+             -p lab --bins`.",
             candidate.display()
         ));
         None

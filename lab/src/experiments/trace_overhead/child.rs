@@ -24,7 +24,9 @@ pub struct AllocatorProbe {
 /// Which global allocator this process runs on: starts a dhat profiler in testing mode (no
 /// file), allocates and frees one `Box`, and reads the count. dhat sees an allocation only
 /// when `dhat::Alloc` is the global allocator; otherwise (0 counted) it is the system
-/// allocator, the only other one the lab links. Call only while no dhat profiler runs.
+/// allocator, the only other one the binaries that run this experiment have (the
+/// `lab-cell-*` allocator binaries run only `disruptor-vs-lbq`'s cells). Call only while no
+/// dhat profiler runs.
 pub fn allocator_probe() -> AllocatorProbe {
     let counted = {
         let _profiler = dhat::Profiler::builder().testing().build();
@@ -177,6 +179,7 @@ pub(super) fn run(cell: &Cell, ctx: &mut Ctx) -> Result<ModeOutcome, String> {
         jvm: None,
         min_measure_ms: 0.0,
         in_run_trace: None,
+        allocator: None,
     };
     let settings = Settings {
         variant: variant.into(),
