@@ -49,6 +49,14 @@
 //!   Java's `signal()` on a condition with no waiter is a field read. Each condition here
 //!   counts its waiters (under its lock) and skips the notify when there are none, so the
 //!   unbounded queue's per-put `not_full` cascade costs what it costs in Java.
+//! * **The 0 → 1 signal.** Java's `signalNotEmpty` always takes the take lock, which the
+//!   consumer usually holds then (it is draining what it just found). Here a producer reads
+//!   `not_empty`'s waiter count first and takes the lock only when a consumer waits, by a
+//!   SeqCst handshake on `count` and that count ([`LinkedBlockingQueue`]'s docs have the
+//!   argument; loom checks it). The consumer does not spin before it waits: polling `count`
+//!   takes its cache line from the producer at every check, and a spin of 128 checks made
+//!   the queue slower than the park it saved (docs/locked-queue.md has the side-by-side
+//!   runs).
 //! * **Locks.** std's `Mutex` (a futex lock that spins briefly, unfair) stands in for the
 //!   non-fair `ReentrantLock`; poisoning is ignored because the list is consistent whenever
 //!   user code (a `drain_with` callback) runs.
@@ -78,7 +86,7 @@
 //! acquire/release read-modify-writes publish each node from one side to the other. Every
 //! block carries its argument; the invariants are listed on [`LinkedBlockingQueue`]. Tests
 //! run under Miri (`cargo +nightly miri test -p locked-queue`). The wake-up protocol (the
-//! `not_empty` handshake, the spin before the wait, `close`) is model-checked with loom:
+//! `not_empty` handshake, `close`) is model-checked with loom:
 //! `RUSTFLAGS="--cfg loom" cargo test -p locked-queue --release --test 'loom_*'`.
 //!
 //! # Sources

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use handoff::trace::{WAIT_EMPTY, WAIT_FULL};
 
-use crate::sync::{spin_loop, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 
 /// A linked node, as Java's `LinkedBlockingQueue.Node`: one allocation per element.
 ///
@@ -137,15 +137,6 @@ impl Condition {
         }
     }
 }
-
-/// Checks of `count` a consumer makes, with a spin hint between them, before it waits on
-/// `not_empty`.
-#[cfg(not(loom))]
-const TAKE_SPINS: u32 = 128;
-/// Under loom each spin is a yield, a branch point of the model: one keeps the spin path
-/// checked without multiplying the state space.
-#[cfg(loom)]
-const TAKE_SPINS: u32 = 1;
 
 /// What a wait for room or for an element ended with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -626,16 +617,9 @@ impl<T> LinkedBlockingQueue<T> {
         if let Some(r) = state(self) {
             return (take, r);
         }
-        // As j.u.c.'s AQS spins briefly before it parks: a producer on another core is
-        // usually a few hundred nanoseconds from its next put, far less than a park and an
-        // unpark. Spinning holds the take lock, which no producer wants meanwhile (it takes
-        // it only to signal a waiter, and nobody waits yet).
-        for _ in 0..TAKE_SPINS {
-            spin_loop();
-            if let Some(r) = state(self) {
-                return (take, r);
-            }
-        }
+        // No spin before the wait: a consumer polling `count` pulls its cache line away from
+        // the producer's `fetch_add` on every check, which slowed the queue more than the
+        // park and unpark it saved (measured side by side: docs/locked-queue.md).
         let _wait = handoff::wait_span!(WAIT_EMPTY);
         let nonempty =
             || self.count.load(Ordering::SeqCst) > 0 || self.closed.load(Ordering::SeqCst);

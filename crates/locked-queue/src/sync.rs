@@ -1,19 +1,16 @@
 //! The primitives the queue synchronises with, swapped for loom's under `cfg(loom)` (as
 //! `ring`'s `loom` module does), so the model checker sees every lock, condvar wait, atomic
-//! and spin of the real code. Outside loom these are plain re-exports of std's types: the
+//! of the real code. Outside loom these are plain re-exports of std's types: the
 //! queue uses them directly, with no wrapper in between.
 
 #[cfg(not(loom))]
 pub(crate) use std::{
-    hint::spin_loop,
     sync::atomic::{AtomicBool, AtomicUsize, Ordering},
     sync::{Condvar, Mutex, MutexGuard},
 };
 
-// Under loom `spin_loop` is a yield: a spin that never yields would never let the model end.
 #[cfg(loom)]
 pub(crate) use loom::{
-    hint::spin_loop,
     sync::atomic::Ordering,
     sync::{Condvar, Mutex, MutexGuard},
 };

@@ -1,11 +1,10 @@
 //! Loom models of the queue's wake-ups: the producer's skipped `signal_not_empty` (the
-//! SeqCst handshake on `count` and `not_empty`'s waiter count), the consumer's spin before
-//! its wait, `close`, and a producer's wait for room. One consumer throughout, so the take
+//! SeqCst handshake on `count` and `not_empty`'s waiter count), the consumer's wait,
+//! `close`, and a producer's wait for room. One consumer throughout, so the take
 //! cascade between consumers is not modelled. A lost wake-up leaves a thread waiting on a
 //! condvar nobody will notify, which loom reports as a deadlock.
 //!
-//! Exhaustive (no preemption bound): 333 to 1 854 interleavings per model, 128 157 for
-//! (c); 5 to 12 s in release in all on a busy 2-core machine. The queue's `SeqCst` accesses
+//! Exhaustive (no preemption bound). The queue's `SeqCst` accesses
 //! run with a leading `fence(SeqCst)` under loom (see `src/sync.rs`: loom models `SeqCst`
 //! accesses as `AcqRel` and would report the handshake as broken without it). Weakening
 //! either side of the handshake (the producer's waiter load or the consumer's re-check to
@@ -24,7 +23,7 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 }
 
 /// (a) One producer puts 2 while the consumer takes 2: both arrive, in order, whichever of
-/// the consumer's paths (first look, spin, wait) meets which 0 → 1 transition.
+/// the consumer's paths (first look, wait) meets which 0 → 1 transition.
 #[test]
 fn one_producer_two_elements_in_order() {
     model(|| {
