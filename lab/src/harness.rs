@@ -73,6 +73,9 @@ pub struct CellSpec {
     /// heap pass runs on dhat's whatever this says); `None`: not checked (JVM rows).
     #[serde(default)]
     pub allocator: Option<String>,
+    /// Where the runs' threads run (`crate::placement`).
+    #[serde(default)]
+    pub placement: crate::placement::Placement,
 }
 
 impl CellSpec {
@@ -282,6 +285,10 @@ pub struct CellOutput {
     /// The child binary's global allocator, as the child itself names it.
     #[serde(default)]
     pub allocator: Option<String>,
+    /// The CPU each thread of the runs was pinned to, consumer first; `None`: the kernel
+    /// placed them.
+    #[serde(default)]
+    pub pinned_cpus: Option<Vec<usize>>,
 }
 
 /// Heap totals of one profiled run, from `dhat::HeapStats`.
@@ -388,6 +395,8 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     // Producers and the consumer start together; the run's clock starts when the first of
     // them leaves the barrier (the main thread may be descheduled at that moment).
     let barrier = Arc::new(Barrier::new(p + 1));
+    let cpus = crate::placement::plan(spec.placement, p + 1)?;
+    let cpu_of = |thread: usize| cpus.as_ref().map(|c| c[thread]);
     // Opened before the usage baselines, so its own set-up stays out of them.
     let probe = crate::counters::Probe::start(count);
     let cpu0 = process_cpu_ms();
@@ -398,9 +407,12 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
         let n = per[i];
         let barrier = barrier.clone();
         let counters = probe.thread();
+        let cpu = cpu_of(i + 1);
         let h = thread::Builder::new()
             .name(format!("producer-{i}"))
             .spawn(move || {
+                // Before the barrier: a failed pin is reported once every thread is in.
+                let pinned = cpu.map_or(Ok(()), crate::placement::pin_current);
                 let counters = counters.open();
                 barrier.wait();
                 counters.enable();
@@ -436,7 +448,7 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
                 drop(tx);
                 let name = format!("producer-{i}");
                 let counted = counters.read(&name);
-                (start, failures, thread_usage(&name), counted)
+                pinned.map(|()| (start, failures, thread_usage(&name), counted))
             })
             .map_err(|e| format!("spawning producer-{i}: {e}"))?;
         producers.push(h);
@@ -444,9 +456,11 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     let batch = spec.batch.max(1);
     let cbarrier = barrier.clone();
     let ccounters = probe.thread();
+    let ccpu = cpu_of(0);
     let consumer = thread::Builder::new()
         .name("consumer".to_string())
         .spawn(move || {
+            let pinned = ccpu.map_or(Ok(()), crate::placement::pin_current);
             let counters = ccounters.open();
             let mut checker = Checker::new(p);
             let mut hist = run_histogram(sample_every > 0);
@@ -484,7 +498,14 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
             let end = Instant::now();
             let counted = counters.read("consumer");
             drop(rx);
-            Consumed { checker, hist, start, end, usage: thread_usage("consumer"), counted }
+            pinned.map(|()| Consumed {
+                checker,
+                hist,
+                start,
+                end,
+                usage: thread_usage("consumer"),
+                counted,
+            })
         })
         .map_err(|e| format!("spawning the consumer: {e}"))?;
 
@@ -494,13 +515,13 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     let mut starts = Vec::with_capacity(p + 1);
     let mut counted = Vec::with_capacity(p + 1);
     for (i, h) in producers.into_iter().enumerate() {
-        let (start, f, usage, c) = h.join().map_err(|_| format!("producer-{i} panicked"))?;
+        let (start, f, usage, c) = h.join().map_err(|_| format!("producer-{i} panicked"))??;
         send_failures += f;
         starts.push(start);
         threads.push(usage);
         counted.extend(c);
     }
-    let consumed = consumer.join().map_err(|_| "the consumer panicked".to_string())?;
+    let consumed = consumer.join().map_err(|_| "the consumer panicked".to_string())??;
     counted.extend(consumed.counted);
     let counters = probe.finish(messages, counted);
     starts.push(consumed.start);
@@ -575,6 +596,7 @@ fn run_cell<H: Handoff, const N: usize>(
 ) -> Result<CellOutput, String> {
     let mut out = CellOutput {
         per_producer: handoff::spread(spec.messages, spec.producers),
+        pinned_cpus: crate::placement::plan(spec.placement, spec.producers + 1)?,
         ..Default::default()
     };
     match ctx.pass.clone() {

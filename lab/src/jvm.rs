@@ -162,6 +162,11 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     if j.drop_one {
         cmd.args(["--fault", "drop-one"]);
     }
+    let pinned = crate::placement::plan(cell.placement, cell.producers + 1)?;
+    if let Some(cpus) = &pinned {
+        let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+        cmd.args(["--pin", &list.join(",")]);
+    }
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -203,6 +208,7 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
             gc_count: b.runs.iter().map(|r| r.gc_count).collect(),
             gc_ms: b.runs.iter().map(|r| r.gc_ms).collect(),
         }),
+        pinned_cpus: pinned,
         ..Default::default()
     })
 }

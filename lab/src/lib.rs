@@ -68,6 +68,7 @@ pub mod jvm;
 pub mod parse;
 pub mod peers;
 pub mod pipeline;
+pub mod placement;
 pub mod protocol;
 pub mod report;
 pub mod results;

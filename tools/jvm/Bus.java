@@ -48,7 +48,7 @@ public final class Bus {
         "usage: Bus --impl lbq|disruptor --producers P --messages N --warmup W --runs R"
         + " --ring-size S --wait blocking|lite-blocking|sleeping|yielding|busy-spin"
         + " --producer-type multi|single [--capacity C] [--payload 16|64|256]"
-        + " [--jit-warmup K] [--fault drop-one]";
+        + " [--jit-warmup K] [--fault drop-one] [--pin CPU,CPU,...]";
 
     /** A bad command line: one line on stderr, exit 2. */
     static final class BadArgs extends Exception {
@@ -70,11 +70,12 @@ public final class Bus {
         int payload = 16;
         int jitWarmup = 2;
         String fault; // null or "drop-one"
+        int[] pin; // null, or the CPU of the consumer, then of producer 0, 1, ...
     }
 
     static final List<String> FLAGS = List.of("--impl", "--producers", "--messages", "--warmup",
         "--runs", "--ring-size", "--wait", "--producer-type", "--capacity", "--payload",
-        "--jit-warmup", "--fault");
+        "--jit-warmup", "--fault", "--pin");
     static final List<String> REQUIRED = List.of("--impl", "--producers", "--messages",
         "--warmup", "--runs", "--ring-size", "--wait", "--producer-type");
 
@@ -158,6 +159,15 @@ public final class Bus {
             c.jitWarmup = (int) count("--jit-warmup", m.get("--jit-warmup"), 0, 100);
         }
         if (m.containsKey("--fault")) c.fault = choice("--fault", m.get("--fault"), List.of("drop-one"));
+        if (m.containsKey("--pin")) {
+            String[] cpus = m.get("--pin").split(",");
+            if (cpus.length != c.producers + 1) {
+                throw new BadArgs("--pin: " + cpus.length + " CPUs for " + (c.producers + 1)
+                    + " threads; valid: one CPU per thread, the consumer's first");
+            }
+            c.pin = new int[cpus.length];
+            for (int i = 0; i < cpus.length; i++) c.pin[i] = (int) count("--pin", cpus[i], 0, 4095);
+        }
         if (c.impl.equals("disruptor") && c.producerType.equals("single") && c.producers > 1) {
             throw new BadArgs("--producer-type single needs --producers 1 (the single-producer"
                 + " sequencer is unsafe with more); valid: multi, or --producers 1");
@@ -273,12 +283,15 @@ public final class Bus {
     /** One thread's figures over one run: start snapshot, end snapshot, both by the thread. */
     static final class ThreadStats {
         final String name;
+        /** The CPU this thread pins itself to, or -1 (the kernel places it). */
+        final int pinTo;
         long cpu0, user0, alloc0, vol0, invol0;
         long cpu1, user1, alloc1, vol1, invol1;
-        ThreadStats(String name) { this.name = name; }
+        ThreadStats(String name, int pinTo) { this.name = name; this.pinTo = pinTo; }
 
         /** Before the start gate (outside the timed window). */
-        void start() {
+        void start() throws Exception {
+            if (pinTo >= 0) pinCurrentThread(pinTo);
             long[] cs = contextSwitches();
             vol0 = cs[0]; invol0 = cs[1];
             cpu0 = TMX.getCurrentThreadCpuTime();
@@ -295,6 +308,24 @@ public final class Bus {
             user1 = TMX.getCurrentThreadUserTime();
             long[] cs = contextSwitches();
             vol1 = cs[0]; invol1 = cs[1];
+        }
+    }
+
+    /**
+     * Pins the calling thread to one CPU, as the Rust harness pins its threads: Java has no
+     * affinity API, so `taskset -p` on this thread's Linux tid (from /proc/thread-self),
+     * then a check of the kernel's Cpus_allowed_list. Runs before the start gate.
+     */
+    static void pinCurrentThread(int cpu) throws Exception {
+        String tid = Files.readSymbolicLink(Paths.get("/proc/thread-self")).getFileName().toString();
+        Process p = new ProcessBuilder("taskset", "-p", "-c", Integer.toString(cpu), tid)
+            .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes()).trim();
+        if (p.waitFor() != 0) throw new RuntimeException("taskset -p -c " + cpu + " " + tid + ": " + out);
+        for (String line : Files.readAllLines(Paths.get("/proc/thread-self/status"))) {
+            if (line.startsWith("Cpus_allowed_list:") && !line.substring(18).trim().equals(Integer.toString(cpu))) {
+                throw new RuntimeException("pinned to CPU " + cpu + " but " + line.trim());
+            }
         }
     }
 
@@ -356,8 +387,8 @@ public final class Bus {
         final long[] per = spread(n, P);
         final RunState st = new RunState(P + 1);
         final ThreadStats[] stats = new ThreadStats[P + 1];
-        for (int i = 0; i < P; i++) stats[i] = new ThreadStats("producer-" + i);
-        stats[P] = new ThreadStats("consumer");
+        for (int i = 0; i < P; i++) stats[i] = new ThreadStats("producer-" + i, c.pin == null ? -1 : c.pin[i + 1]);
+        stats[P] = new ThreadStats("consumer", c.pin == null ? -1 : c.pin[0]);
         final Checker checker = new Checker(P);
         final int payloadBytes = c.payload;
 

@@ -112,6 +112,11 @@ pub struct DvlArgs {
     /// (dhat) ignore it.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "system")]
     pub allocator: Vec<AllocatorArg>,
+    /// Where each run's threads run, JVM rows included: `auto` pins each thread to its own
+    /// CPU when the run's threads fit the CPUs (and leaves oversubscribed runs to the
+    /// kernel), `spread` always pins round-robin, `kernel` never pins.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub placement: crate::placement::Placement,
 }
 
 use super::allocators::{self, AllocatorArg};
@@ -313,6 +318,7 @@ impl Experiment for DisruptorVsLbq {
                             }
                         }),
                         allocator: al.map(str::to_string),
+                        placement: a.placement,
                     };
                     let mut c = CellPlan::new(spec, label, format!("P={p}"))
                         .key("variant", v.as_str())
@@ -715,6 +721,8 @@ fn fill_row(
         .map(|r| r.page_faults as f64 / spec.messages as f64)
         .collect();
     d.insert("page_faults_per_message".into(), json!(crate::stats::median(&faults)));
+    let pinned = outs.iter().find_map(|o| o.pinned_cpus.clone());
+    d.insert("pinned_cpus".into(), json!(pinned));
     d.insert("sample_cost_ns".into(), json!(sample_cost));
     d.insert("sampling_overhead_est_pct".into(), json!(est));
     let trace =
@@ -1237,6 +1245,7 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             a.min_fork_ms,
             harness::MAX_RUNS
         ),
+        placement_line(a.placement),
         format!(
             "The consumer takes messages with {}.",
             if a.batch <= 1 { "recv() one at a time".to_string() } else { format!("recv_batch(max {})", a.batch) }
@@ -1291,4 +1300,18 @@ fn run_allocators(run: &Finished<DisruptorVsLbq>) -> Option<Vec<&str>> {
         }
     }
     (v.iter().any(|a| *a != "system")).then_some(v)
+}
+
+/// The method line on thread placement (`--placement`).
+fn placement_line(placement: crate::placement::Placement) -> String {
+    use crate::placement::Placement;
+    let how = match placement {
+        Placement::Kernel => "are placed by the kernel (--placement kernel): a run may find a producer and the consumer on one CPU, a different handoff from one between CPUs".to_string(),
+        Placement::Spread => "are each pinned to one CPU, round-robin over the CPUs, however many (--placement spread)".to_string(),
+        Placement::Auto => format!(
+            "are each pinned to their own CPU where the run's threads fit the {} CPUs, JVM rows included (--placement auto); with more threads the kernel places them, and its time-slicing is part of the figure (pinned_cpus says which rows were pinned)",
+            crate::placement::allowed_cpus().map_or(0, |c| c.len())
+        ),
+    };
+    format!("Threads: the consumer and producers of each run {how}.")
 }

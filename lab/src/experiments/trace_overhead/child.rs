@@ -180,6 +180,7 @@ pub(super) fn run(cell: &Cell, ctx: &mut Ctx) -> Result<ModeOutcome, String> {
         min_measure_ms: 0.0,
         in_run_trace: None,
         allocator: None,
+        placement: Default::default(),
     };
     let settings = Settings {
         variant: variant.into(),
