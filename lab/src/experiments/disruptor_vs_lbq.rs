@@ -107,10 +107,11 @@ pub struct DvlArgs {
     /// JIT warm-up passes (min(messages, 1M) each) in every JVM fork before its runs.
     #[arg(long, value_parser = size, default_value = "2")]
     pub jit_warmup: u64,
-    /// Global allocator of the Rust rows' children, a dimension like --producers: system
-    /// (glibc malloc), mimalloc, jemalloc, a list, or `all`. JVM rows and the heap pass
-    /// (dhat) ignore it.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "system")]
+    /// Global allocator of the Rust rows' children, a dimension like --producers: mimalloc
+    /// (the default: thread-local heaps, the nearest to the JVM rows' allocation buffers),
+    /// system (glibc malloc), jemalloc, a list, or `all`. JVM rows and the heap pass (dhat)
+    /// ignore it.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "mimalloc")]
     pub allocator: Vec<AllocatorArg>,
     /// Where each run's threads run, JVM rows included: `auto` pins each thread to its own
     /// CPU when the run's threads fit the CPUs (and leaves oversubscribed runs to the
@@ -1251,7 +1252,7 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             if a.batch <= 1 { "recv() one at a time".to_string() } else { format!("recv_batch(max {})", a.batch) }
         ),
         format!(
-            "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use their row's allocator (--allocator; system by default).",
+            "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use their row's allocator (--allocator; mimalloc by default).",
             cfg["heap_messages"]
         ),
         if r.config["shared"]["trace"] == "in-run" {
@@ -1291,7 +1292,8 @@ fn sampling_lines(run: &Finished<DisruptorVsLbq>, every: u64) -> Vec<String> {
     )]
 }
 
-/// The allocators of the run's Rust cells, when other than the default `system` alone.
+/// The allocators of the run's Rust cells, when other than `system` alone (the
+/// environment record's default text).
 fn run_allocators(run: &Finished<DisruptorVsLbq>) -> Option<Vec<&str>> {
     let mut v: Vec<&str> = Vec::new();
     for a in run.cells.iter().filter_map(|c| c.plan.cell.allocator.as_deref()) {
