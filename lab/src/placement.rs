@@ -5,7 +5,7 @@
 //! the waker's CPU, and a short run ends before the load balancer moves it). Such a run
 //! measures another handoff: nothing crosses between caches, every wake-up is a switch on
 //! the same CPU. On this lab's 2-core VMs that made the ring's P=1 cell bimodal, run by
-//! run, and moved the locked queue the other way (docs/method.md has the runs). `auto`
+//! run, and moved the locked queue the other way (docs/placement.md has the runs). `auto`
 //! pins each thread of a run to its own CPU when they fit, so that every run of a cell
 //! measures the same thing; with more threads than CPUs (an oversubscribed cell) it leaves
 //! placement to the kernel, whose time-slicing is then part of what is measured. `kernel`

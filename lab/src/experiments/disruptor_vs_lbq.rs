@@ -107,11 +107,11 @@ pub struct DvlArgs {
     /// JIT warm-up passes (min(messages, 1M) each) in every JVM fork before its runs.
     #[arg(long, value_parser = size, default_value = "2")]
     pub jit_warmup: u64,
-    /// Global allocator of the Rust rows' children, a dimension like --producers: mimalloc
-    /// (the default: thread-local heaps, the nearest to the JVM rows' allocation buffers),
-    /// system (glibc malloc), jemalloc, a list, or `all`. JVM rows and the heap pass (dhat)
+    /// Global allocator of the Rust rows' children, a dimension like --producers: system
+    /// (the default: std's, glibc malloc here, the least favourable to the node-per-message
+    /// ports), mimalloc, jemalloc, a list, or `all`. JVM rows and the heap pass (dhat)
     /// ignore it.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "mimalloc")]
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "system")]
     pub allocator: Vec<AllocatorArg>,
     /// Where each run's threads run, JVM rows included: `auto` pins each thread to its own
     /// CPU when the run's threads fit the CPUs (and leaves oversubscribed runs to the
@@ -721,7 +721,9 @@ fn fill_row(
         .flat_map(|o| o.runs.iter().filter(|r| r.valid))
         .map(|r| r.page_faults as f64 / spec.messages as f64)
         .collect();
-    d.insert("page_faults_per_message".into(), json!(crate::stats::median(&faults)));
+    // The JVM rows do not count their page faults (Bus reports none): null, not 0.
+    let faults = (!is_jvm(&spec.variant)).then(|| crate::stats::median(&faults));
+    d.insert("page_faults_per_message".into(), json!(faults.flatten()));
     let pinned = outs.iter().find_map(|o| o.pinned_cpus.clone());
     d.insert("pinned_cpus".into(), json!(pinned));
     d.insert("sample_cost_ns".into(), json!(sample_cost));
@@ -1252,7 +1254,7 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             if a.batch <= 1 { "recv() one at a time".to_string() } else { format!("recv_batch(max {})", a.batch) }
         ),
         format!(
-            "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use their row's allocator (--allocator; mimalloc by default).",
+            "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use their row's allocator (--allocator; system by default).",
             cfg["heap_messages"]
         ),
         if r.config["shared"]["trace"] == "in-run" {
