@@ -2,10 +2,10 @@
 //! process around the trace run, its off-CPU intervals written into the run's Chrome trace
 //! as `off-cpu` slices with wake-up flows, and a per-thread summary for the outcome.
 //!
-//! * [`Session::start`] starts the recorder (CPU-wide `sched_switch`/`sched_wakeup`, and
-//!   switch records inherited by the threads the run spawns) and puts a `clock_sync`
-//!   instant into the trace carrying `CLOCK_MONOTONIC` ns; [`Session::finish`] puts a
-//!   second one, stops the recorder and keeps the intervals for [`annotate`].
+//! * [`Session::start`] starts the recorder (CPU-wide `sched_switch`, `sched_wakeup` and
+//!   `sched_waking`, and switch records inherited by the threads the run spawns) and puts a
+//!   `clock_sync` instant into the trace carrying `CLOCK_MONOTONIC` ns; [`Session::finish`]
+//!   puts a second one, stops the recorder and keeps the intervals for [`annotate`].
 //! * [`annotate`] runs after the recorder wrote the file (flight dump or repaired full
 //!   capture): it maps monotonic ns onto the trace's clock by the two `clock_sync`
 //!   instants (a line through both: the flight recorder's TSC clock is scaled, not equal,
@@ -13,18 +13,26 @@
 //!   thread name (the kernel's `comm` is the name cut to 15 bytes; the main thread, whose
 //!   `comm` is the executable's, is the track named `main`). Threads with no track get one.
 //! * Every off-CPU interval becomes an `X` slice `off-cpu` (cat `sched`, args `state`,
-//!   `woken_by`) on the switched-out thread's track. A slice never contains a timestamp
-//!   the thread read itself (it was not running), so one that crosses a boundary of the
-//!   track's own spans does so by the clock mapping's error only: it is cut back to the
-//!   longest part that keeps 2 ns clear of every boundary, so that Perfetto, which drops
-//!   slices that are not properly nested, keeps them all.
+//!   `woken_by`) on the switched-out thread's track. The waker is that of the interval's
+//!   last `sched_waking` ([`perf_counters::off_cpu_intervals`] says which count), emitted
+//!   in the waker's own context; `sched_wakeup` is emitted where the wake-up completes,
+//!   which for one the kernel hands to the sleeper's idle CPU is that CPU's idle task
+//!   (`swapper/N`), so it is only the fallback (no `sched_waking` on this kernel, or the
+//!   record lost). A wake-up from an interrupt (a timer) names whoever the interrupt
+//!   landed on, with either event. A slice never contains a timestamp the thread read
+//!   itself (it was not running), so one that crosses a boundary of the track's own spans
+//!   does so by the clock mapping's error only: it is cut back to the longest part that
+//!   keeps 2 ns clear of every boundary, so that Perfetto, which drops slices that are not
+//!   properly nested, keeps them all.
 //! * A wake-up by a thread of this process becomes a flow (cat `wakeup`): `s` on the
-//!   waker's track at the wake-up, bound to a zero-length `wakeup` slice put there for it
-//!   (Perfetto binds a flow event to the slice open at its time, and the waker was running,
-//!   usually outside any span), and `f` (`bp:"e"`) on the woken thread's track at the
-//!   `off-cpu` slice's end, bound to a zero-length `woken` slice there. Bound to the
-//!   `off-cpu` slice itself, which starts before the wake-up, the arrow came out reversed
-//!   in Perfetto (its flow table had the `off-cpu` slice as the source).
+//!   waker's track at the wake-up (the `sched_waking`, which can lie a little before the
+//!   `off-cpu` slice's start when the waker came while the sleeper was switching out), bound
+//!   to a zero-length `wakeup` slice put there for it (Perfetto binds a flow event to the
+//!   slice open at its time, and the waker was running, usually outside any span), and
+//!   `f` (`bp:"e"`) on the woken thread's track at the `off-cpu` slice's end, bound to a
+//!   zero-length `woken` slice there. Bound to the `off-cpu` slice itself, which starts
+//!   before the wake-up, the arrow came out reversed in Perfetto (its flow table had the
+//!   `off-cpu` slice as the source).
 //! * Where recording is impossible the file's `otherData.sched` and the outcome's
 //!   `off_cpu_note` say why; the run goes on.
 
@@ -48,8 +56,8 @@ pub struct ThreadOffCpu {
     pub off_cpu_share: f64,
     /// Intervals by the state the thread left in (`S`, `D`, `R`, `R+`, …).
     pub states: BTreeMap<String, u64>,
-    /// Waker name → intervals it ended; intervals with no recorded wake-up (preemptions,
-    /// wake-ups from an interrupt on an idle CPU) are not counted here.
+    /// Waker name → intervals it ended (`swapper/N` for a wake-up from an interrupt on an
+    /// idle CPU); intervals with no recorded wake-up (preemptions) are not counted here.
     pub woken_by: BTreeMap<String, u64>,
     /// The thread's voluntary context switches over its life, `getrusage(RUSAGE_THREAD)`,
     /// when the run reports the thread.
@@ -88,6 +96,8 @@ enum Pending {
         /// This process's threads, in order of their first event.
         threads: Vec<u32>,
         lost: u64,
+        /// Whether `sched_waking` was recorded (else the wakers are `sched_wakeup`'s).
+        waking: bool,
     },
 }
 
@@ -175,7 +185,7 @@ fn digest(
                 names.insert(s.prev_pid, s.prev_comm.clone());
                 names.insert(s.next_pid, s.next_comm.clone());
             }
-            SchedKind::Wakeup(w) => {
+            SchedKind::Wakeup(w) | SchedKind::Waking(w) => {
                 names.insert(w.pid, w.comm.clone());
             }
             SchedKind::SwitchIn => {}
@@ -188,16 +198,6 @@ fn digest(
     names.insert(pid, MAIN.to_string());
     threads.retain(|t| names.get(t).map(String::as_str) != Some(DRAIN_COMM));
     let tids: BTreeSet<u32> = threads.iter().copied().collect();
-    // The last wake-up of each tid by each waker, for the flows' start.
-    let mut wakeups: HashMap<u32, Vec<(u64, u32)>> = HashMap::new();
-    for ev in &rec.events {
-        if let SchedKind::Wakeup(w) = &ev.kind {
-            wakeups.entry(w.pid).or_default().push((ev.time_ns, w.waker));
-        }
-    }
-    for v in wakeups.values_mut() {
-        v.sort_unstable();
-    }
     let name_of = |tid: u32| names.get(&tid).cloned().unwrap_or_else(|| format!("tid {tid}"));
     let mut summary: BTreeMap<String, ThreadOffCpu> = BTreeMap::new();
     let mut slices = Vec::new();
@@ -209,21 +209,13 @@ fn digest(
         if let Some(w) = i.woken_by {
             *t.woken_by.entry(name_of(w)).or_default() += 1;
         }
-        let woken_at_ns = i.woken_by.and_then(|w| {
-            wakeups
-                .get(&i.tid)?
-                .iter()
-                .rev()
-                .find(|&&(at, by)| by == w && at >= i.start_ns && at <= i.end_ns)
-                .map(|&(at, _)| at)
-        });
         slices.push(Slice {
             tid: i.tid,
             start_ns: i.start_ns,
             end_ns: i.end_ns,
             state: i.state,
             waker: i.woken_by,
-            woken_at_ns,
+            woken_at_ns: i.woken_at_ns,
         });
     }
     for (name, t) in summary.iter_mut() {
@@ -233,7 +225,7 @@ fn digest(
             t.involuntary_cs = Some(u.involuntary_cs);
         }
     }
-    (Pending::Recorded { slices, names, threads, lost: rec.lost }, summary)
+    (Pending::Recorded { slices, names, threads, lost: rec.lost, waking: rec.waking }, summary)
 }
 
 /// Writes what the trace run's [`Session`] recorded into the finished trace `file` (a
@@ -253,7 +245,7 @@ pub fn annotate(file: &Path) -> Result<(), String> {
     };
     let sched = match pending {
         Pending::Unavailable(why) => json!({ "available": false, "note": why }),
-        Pending::Recorded { slices, names, threads, lost } => {
+        Pending::Recorded { slices, names, threads, lost, waking } => {
             let added = add_sched_events(&mut events, &slices, &names, &threads);
             match added {
                 Ok(stats) => json!({
@@ -263,6 +255,7 @@ pub fn annotate(file: &Path) -> Result<(), String> {
                     "cut_to_nest": stats.cut,
                     "left_out_to_nest": stats.left_out,
                     "records_lost": lost,
+                    "wakers_from": if waking { "sched_waking" } else { "sched_wakeup" },
                 }),
                 Err(why) => json!({ "available": false, "note": why }),
             }

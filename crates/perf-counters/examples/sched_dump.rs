@@ -44,6 +44,7 @@ fn main() {
                         s.prev_comm, s.prev_pid, s.prev_state, s.next_comm, s.next_pid
                     ),
                     SchedKind::Wakeup(w) => format!("wakeup {}:{} by {}", w.comm, w.pid, w.waker),
+                    SchedKind::Waking(w) => format!("waking {}:{} by {}", w.comm, w.pid, w.waker),
                     SchedKind::SwitchIn => format!("switch-in {}", e.tid),
                 };
                 println!("{:>8} cpu{} [{}] {line}", (e.time_ns - prev_t) / 1000, e.cpu, e.tid);

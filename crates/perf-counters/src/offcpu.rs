@@ -14,15 +14,26 @@ pub struct OffCpu {
     pub end_ns: u64,
     /// The state it left in (`S` sleeping, `D` uninterruptible, `R+` preempted, …).
     pub state: String,
-    /// The waker of the last `sched_wakeup` of `tid` inside the interval (`None` when it
-    /// had none, e.g. a preempted thread, which was runnable all along).
+    /// Who woke it: the waker of its last `sched_waking` (see [`off_cpu_intervals`] for
+    /// which ones count), else of its last `sched_wakeup` inside the interval; `None` when
+    /// it had neither, e.g. a preempted thread, which was runnable all along.
     pub woken_by: Option<u32>,
+    /// When that wake-up was emitted (CLOCK_MONOTONIC ns). A `sched_waking` can lie a little
+    /// before `start_ns`: the waker got there while the thread was still switching out.
+    pub woken_at_ns: Option<u64>,
 }
 
 impl OffCpu {
     pub fn duration_ns(&self) -> u64 {
         self.end_ns - self.start_ns
     }
+}
+
+/// An interval not yet closed, with the wake-ups seen so far: `(time, waker)`.
+struct Open {
+    interval: OffCpu,
+    waking: Option<(u64, u32)>,
+    wakeup: Option<(u64, u32)>,
 }
 
 /// Builds the off-CPU intervals of every tid in `tids`, ordered by start time.
@@ -34,11 +45,35 @@ impl OffCpu {
 /// when recording began) and an interval still open at the end (it had not come back, or
 /// it exited) are left out. A second switch-out before a switch-in (a lost sample)
 /// restarts the interval.
+///
+/// The waker is that of the last [`SchedKind::Waking`] of `tid` before the switch-in,
+/// because `sched_waking` is emitted in the waker's context; only where there is none, that
+/// of the last [`SchedKind::Wakeup`] inside the interval (which, for a wake-up completed
+/// on an idle CPU, names the idle task). A `sched_waking` counts from the thread's previous
+/// switch-in on: `try_to_wake_up` may emit it while the sleeper is between giving up its
+/// state and its `sched_switch`, and then waits for that switch to finish before it
+/// wakes it. One before the switch-out of a runnable thread (`R`, `R+`) is left out: that
+/// wake-up found the thread still on its run queue and so ended no sleep. So is one before
+/// the switch-out whose waker is the thread itself (an interrupt on its own CPU): that
+/// wake-up set it running before it could sleep.
 pub fn off_cpu_intervals(events: &[SchedEvent], tids: &BTreeSet<u32>) -> Vec<OffCpu> {
     let mut order: Vec<&SchedEvent> = events.iter().collect();
     order.sort_by_key(|e| e.time_ns);
-    let mut open: HashMap<u32, OffCpu> = HashMap::new();
+    let mut open: HashMap<u32, Open> = HashMap::new();
+    // The last `sched_waking` of a running tid since its last switch-in.
+    let mut early: HashMap<u32, (u64, u32)> = HashMap::new();
     let mut done = Vec::new();
+    let mut close = |open: &mut HashMap<u32, Open>, early: &mut HashMap<u32, _>, tid, at| {
+        early.remove(&tid);
+        if let Some(o) = open.remove(&tid) {
+            let mut interval = o.interval;
+            interval.end_ns = at;
+            if let Some((t, w)) = o.waking.or(o.wakeup) {
+                (interval.woken_at_ns, interval.woken_by) = (Some(t), Some(w));
+            }
+            done.push(interval);
+        }
+    };
     for ev in order {
         match &ev.kind {
             SchedKind::Switch(s) => {
@@ -48,33 +83,34 @@ pub fn off_cpu_intervals(events: &[SchedEvent], tids: &BTreeSet<u32>) -> Vec<Off
                     continue;
                 }
                 if tids.contains(&s.prev_pid) {
-                    open.insert(
-                        s.prev_pid,
-                        OffCpu {
-                            tid: s.prev_pid,
-                            start_ns: ev.time_ns,
-                            end_ns: ev.time_ns,
-                            state: s.prev_state.clone(),
-                            woken_by: None,
-                        },
-                    );
+                    let asleep = !s.prev_state.starts_with('R');
+                    let waking =
+                        early.remove(&s.prev_pid).filter(|&(_, by)| asleep && by != s.prev_pid);
+                    let interval = OffCpu {
+                        tid: s.prev_pid,
+                        start_ns: ev.time_ns,
+                        end_ns: ev.time_ns,
+                        state: s.prev_state.clone(),
+                        woken_by: None,
+                        woken_at_ns: None,
+                    };
+                    open.insert(s.prev_pid, Open { interval, waking, wakeup: None });
                 }
-                if let Some(mut interval) = open.remove(&s.next_pid) {
-                    interval.end_ns = ev.time_ns;
-                    done.push(interval);
-                }
+                close(&mut open, &mut early, s.next_pid, ev.time_ns);
             }
             SchedKind::Wakeup(w) => {
-                if let Some(interval) = open.get_mut(&w.pid) {
-                    interval.woken_by = Some(w.waker);
+                if let Some(o) = open.get_mut(&w.pid) {
+                    o.wakeup = Some((ev.time_ns, w.waker));
                 }
             }
-            SchedKind::SwitchIn => {
-                if let Some(mut interval) = open.remove(&ev.tid) {
-                    interval.end_ns = ev.time_ns;
-                    done.push(interval);
+            SchedKind::Waking(w) => match open.get_mut(&w.pid) {
+                Some(o) => o.waking = Some((ev.time_ns, w.waker)),
+                None if tids.contains(&w.pid) => {
+                    early.insert(w.pid, (ev.time_ns, w.waker));
                 }
-            }
+                None => {}
+            },
+            SchedKind::SwitchIn => close(&mut open, &mut early, ev.tid, ev.time_ns),
         }
     }
     done.sort_by_key(|i| (i.start_ns, i.tid));
@@ -104,24 +140,34 @@ mod tests {
         }
     }
 
-    fn wakeup(t: u64, pid: u32, waker: u32) -> SchedEvent {
+    fn wake(t: u64, pid: u32, waker: u32, kind: fn(Wakeup) -> SchedKind) -> SchedEvent {
         SchedEvent {
             time_ns: t,
             cpu: 1,
             pid: waker,
             tid: waker,
-            kind: SchedKind::Wakeup(Wakeup {
-                comm: format!("t{pid}"),
-                pid,
-                prio: 120,
-                target_cpu: 0,
-                waker,
-            }),
+            kind: kind(Wakeup { comm: format!("t{pid}"), pid, prio: 120, target_cpu: 0, waker }),
         }
     }
 
-    fn interval(tid: u32, start: u64, end: u64, state: &str, woken_by: Option<u32>) -> OffCpu {
-        OffCpu { tid, start_ns: start, end_ns: end, state: state.into(), woken_by }
+    fn wakeup(t: u64, pid: u32, waker: u32) -> SchedEvent {
+        wake(t, pid, waker, SchedKind::Wakeup)
+    }
+
+    fn waking(t: u64, pid: u32, waker: u32) -> SchedEvent {
+        wake(t, pid, waker, SchedKind::Waking)
+    }
+
+    /// `woken`: (waker, time of its wake-up).
+    fn interval(tid: u32, start: u64, end: u64, state: &str, woken: Option<(u32, u64)>) -> OffCpu {
+        OffCpu {
+            tid,
+            start_ns: start,
+            end_ns: end,
+            state: state.into(),
+            woken_by: woken.map(|w| w.0),
+            woken_at_ns: woken.map(|w| w.1),
+        }
     }
 
     #[test]
@@ -137,7 +183,7 @@ mod tests {
         let got = off_cpu_intervals(&events, &[5].into());
         assert_eq!(
             got,
-            vec![interval(5, 100, 200, "S", Some(8)), interval(5, 300, 350, "R+", None),]
+            vec![interval(5, 100, 200, "S", Some((8, 170))), interval(5, 300, 350, "R+", None),]
         );
         assert_eq!(got[0].duration_ns(), 100);
     }
@@ -156,7 +202,7 @@ mod tests {
         let got = off_cpu_intervals(&events, &[5, 6].into());
         assert_eq!(
             got,
-            vec![interval(5, 100, 400, "S", None), interval(6, 300, 450, "S", Some(7)),]
+            vec![interval(5, 100, 400, "S", None), interval(6, 300, 450, "S", Some((7, 380))),]
         );
         // Only the tids asked for.
         assert_eq!(off_cpu_intervals(&events, &[6].into()).len(), 1);
@@ -183,6 +229,75 @@ mod tests {
         ];
         let got = off_cpu_intervals(&events, &[5, 6].into());
         assert_eq!(got, vec![interval(5, 100, 210, "S", None), interval(5, 300, 400, "S", None),]);
+    }
+
+    /// `sched_waking` names the waker where `sched_wakeup`, emitted on the idle target CPU,
+    /// names the idle task (0); `sched_wakeup` is the fallback.
+    #[test]
+    fn waking_names_the_waker() {
+        let events = vec![
+            switch(100, 5, "S", 0),
+            waking(150, 5, 9),
+            wakeup(160, 5, 0), // completed on the idle CPU: sampled as the idle task
+            switch(200, 0, "R", 5),
+            switch(300, 5, "S", 0),
+            wakeup(350, 5, 4), // no sched_waking (lost, or an older kernel): the fallback
+            switch(400, 0, "R", 5),
+            switch(500, 5, "S", 0),
+            waking(510, 5, 9),
+            waking(520, 5, 8), // the last one wins
+            wakeup(530, 5, 0),
+            switch(600, 0, "R", 5),
+        ];
+        let got = off_cpu_intervals(&events, &[5].into());
+        assert_eq!(
+            got,
+            vec![
+                interval(5, 100, 200, "S", Some((9, 150))),
+                interval(5, 300, 400, "S", Some((4, 350))),
+                interval(5, 500, 600, "S", Some((8, 520))),
+            ]
+        );
+    }
+
+    /// A `sched_waking` emitted while the sleeper was still on its way out counts for the
+    /// sleep that follows; one before a preemption, one by the thread itself, or one from
+    /// before the previous switch-in, does not.
+    #[test]
+    fn waking_before_the_switch_out() {
+        let switch_in = |t: u64, tid: u32| SchedEvent {
+            time_ns: t,
+            cpu: 1,
+            pid: tid,
+            tid,
+            kind: SchedKind::SwitchIn,
+        };
+        let events = vec![
+            waking(40, 5, 2), // woken before the recording saw it go out …
+            switch_in(60, 5), // … and back: that wake-up is done with
+            switch(100, 5, "S", 0),
+            switch_in(150, 5),
+            waking(190, 5, 9), // still on CPU, about to sleep
+            switch(200, 5, "S", 0),
+            wakeup(220, 5, 0),
+            switch_in(300, 5),
+            waking(350, 5, 7), // found it on its run queue: no sleep ended
+            switch(400, 5, "R+", 6),
+            switch(450, 6, "S", 5),
+            waking(480, 5, 5), // an interrupt on its own CPU: set it running again
+            switch(500, 5, "S", 0),
+            switch_in(550, 5),
+        ];
+        let got = off_cpu_intervals(&events, &[5, 6].into());
+        assert_eq!(
+            got,
+            vec![
+                interval(5, 100, 150, "S", None),
+                interval(5, 200, 300, "S", Some((9, 190))),
+                interval(5, 400, 450, "R+", None),
+                interval(5, 500, 550, "S", None),
+            ]
+        );
     }
 
     #[test]

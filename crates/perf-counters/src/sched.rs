@@ -1,5 +1,16 @@
-//! Recording `sched:sched_switch` and `sched:sched_wakeup` on every CPU through
-//! `perf_event_open` tracepoints and mmap ring buffers.
+//! Recording `sched:sched_switch`, `sched:sched_wakeup` and `sched:sched_waking` on every
+//! CPU through `perf_event_open` tracepoints and mmap ring buffers.
+//!
+//! Who woke a thread is the sampled tid of a wake-up tracepoint, so it matters in whose
+//! context the kernel emits it. `try_to_wake_up` emits `sched_waking` first, always in the
+//! context of the caller (the thread in `futex_wake`, or whatever an interrupt landed on).
+//! `sched_wakeup` comes from `ttwu_do_wakeup`, which for a wake-up the kernel hands to the
+//! target CPU's wake list (`ttwu_queue_wakelist`, e.g. when that CPU is idle or the sleeper
+//! is still switching out there; an IPI does the rest) runs on the target CPU, usually in
+//! its idle task (tid 0), which it then names instead of the waker. In the lab's locked
+//! queue runs at P=1 that was most of the consumer's wake-ups. [`SchedKind::Waking`]
+//! therefore names the real waker; [`SchedKind::Wakeup`] is kept for kernels without
+//! `sched_waking` (before Linux 4.3) and for wake-ups whose `sched_waking` was lost.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -22,7 +33,7 @@ pub struct SchedEvent {
     /// The CPU that emitted it.
     pub cpu: u32,
     /// The process and thread running when it was emitted: for a switch the thread being
-    /// switched out, for a wake-up the waker.
+    /// switched out, for a wake-up the context it was emitted in (see [`Wakeup::waker`]).
     pub pid: u32,
     pub tid: u32,
     pub kind: SchedKind,
@@ -31,7 +42,14 @@ pub struct SchedEvent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SchedKind {
     Switch(Switch),
+    /// `sched_wakeup`: emitted where the wake-up completes, which for a wake-up queued to
+    /// an idle target CPU is that CPU's idle task (then `waker` is 0).
     Wakeup(Wakeup),
+    /// `sched_waking`: emitted by `try_to_wake_up` in the waker's own context, before the
+    /// wake-up is done or queued, so `waker` is the thread that woke `pid` (or, from an
+    /// interrupt, whoever the interrupt landed on). Where the target was still switching
+    /// out, it can come a little before that thread's `sched_switch`.
+    Waking(Wakeup),
     /// The event's `tid` was switched in: a `PERF_RECORD_SWITCH` of a per-thread event
     /// (`context_switch = 1`), emitted in the incoming thread's own context. It backs up
     /// the `sched_switch` with `next_pid == tid`, which is emitted in the context of the
@@ -55,16 +73,19 @@ pub struct Switch {
     pub next_prio: i32,
 }
 
-/// `sched_wakeup`: `pid` becomes runnable on `target_cpu`.
+/// `sched_wakeup` or `sched_waking` (the same fields): `pid` becomes runnable on
+/// `target_cpu`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wakeup {
     pub comm: String,
     pub pid: u32,
     pub prio: i32,
     pub target_cpu: u32,
-    /// The sampled tid: the thread running where the wake-up was done. For a wake-up from
-    /// an interrupt (a timer) that is whoever the interrupt landed on (0 for idle), and for
-    /// a wake-up the kernel queued to the target CPU it is whoever ran there.
+    /// The sampled tid: the thread running where the tracepoint fired. For a wake-up from
+    /// an interrupt (a timer) that is whoever the interrupt landed on (0 for idle), for
+    /// either event. For [`SchedKind::Waking`] it is otherwise the thread that called for
+    /// the wake-up; for [`SchedKind::Wakeup`] of a wake-up the kernel queued to the target
+    /// CPU it is whoever ran there (the idle task, 0, for an idle CPU).
     pub waker: u32,
 }
 
@@ -92,7 +113,7 @@ pub fn state_letters(prev_state: i64) -> String {
     out
 }
 
-/// Field offsets of the two tracepoints, resolved from their formats.
+/// Field offsets of the tracepoints, resolved from their formats.
 #[derive(Debug, Clone)]
 pub struct Layouts {
     switch_id: u64,
@@ -100,16 +121,26 @@ pub struct Layouts {
     common_type: FieldFormat,
     switch: [FieldFormat; 7],
     wakeup: [FieldFormat; 4],
+    /// `sched_waking`'s id and fields, where it is recorded.
+    waking: Option<(u64, [FieldFormat; 4])>,
 }
 
 fn field(f: &TracepointFormat, name: &str) -> Result<FieldFormat, String> {
     f.fields.get(name).cloned().ok_or_else(|| format!("{} has no field {name}", f.name))
 }
 
+fn wakeup_fields(f: &TracepointFormat) -> Result<[FieldFormat; 4], String> {
+    Ok([field(f, "comm")?, field(f, "pid")?, field(f, "prio")?, field(f, "target_cpu")?])
+}
+
 impl Layouts {
-    pub fn new(switch: &TracepointFormat, wakeup: &TracepointFormat) -> Result<Layouts, String> {
+    /// The layouts of `sched_switch`, `sched_wakeup` and, where given, `sched_waking`.
+    pub fn new(
+        switch: &TracepointFormat,
+        wakeup: &TracepointFormat,
+        waking: Option<&TracepointFormat>,
+    ) -> Result<Layouts, String> {
         let s = |n| field(switch, n);
-        let w = |n| field(wakeup, n);
         Ok(Layouts {
             switch_id: switch.id,
             wakeup_id: wakeup.id,
@@ -123,7 +154,11 @@ impl Layouts {
                 s("next_pid")?,
                 s("next_prio")?,
             ],
-            wakeup: [w("comm")?, w("pid")?, w("prio")?, w("target_cpu")?],
+            wakeup: wakeup_fields(wakeup)?,
+            waking: match waking {
+                Some(f) => Some((f.id, wakeup_fields(f)?)),
+                None => None,
+            },
         })
     }
 
@@ -142,18 +177,27 @@ impl Layouts {
                 next_prio: int(raw, npr)? as i32,
             }))
         } else if kind == self.wakeup_id {
-            let [c, p, pr, t] = &self.wakeup;
-            Some(SchedKind::Wakeup(Wakeup {
-                comm: comm(raw, c)?,
-                pid: int(raw, p)? as u32,
-                prio: int(raw, pr)? as i32,
-                target_cpu: int(raw, t)? as u32,
-                waker,
-            }))
+            Some(SchedKind::Wakeup(parse_wakeup(raw, &self.wakeup, waker)?))
         } else {
-            None
+            match &self.waking {
+                Some((id, fields)) if kind == *id => {
+                    Some(SchedKind::Waking(parse_wakeup(raw, fields, waker)?))
+                }
+                _ => None,
+            }
         }
     }
+}
+
+fn parse_wakeup(raw: &[u8], fields: &[FieldFormat; 4], waker: u32) -> Option<Wakeup> {
+    let [c, p, pr, t] = fields;
+    Some(Wakeup {
+        comm: comm(raw, c)?,
+        pid: int(raw, p)? as u32,
+        prio: int(raw, pr)? as i32,
+        target_cpu: int(raw, t)? as u32,
+        waker,
+    })
 }
 
 fn int(raw: &[u8], f: &FieldFormat) -> Option<i64> {
@@ -232,7 +276,11 @@ pub struct SchedRecording {
     /// Records that were neither a parsable sample nor a loss or throttle record.
     pub unparsed: u64,
     pub cpus: Vec<u32>,
-    /// Anything that worked less well than designed (e.g. no switch records for a thread).
+    /// Whether `sched_waking` was recorded (else wakers come from `sched_wakeup` alone, and
+    /// `note` says why).
+    pub waking: bool,
+    /// Anything that worked less well than designed (no `sched_waking`, no switch records
+    /// for a thread), `; `-separated.
     pub note: Option<String>,
     /// How the tracepoint ids were found (see [`crate::tracefs`]).
     pub id_route: String,
@@ -270,11 +318,18 @@ pub struct SchedOptions {
     pub pages_per_cpu: usize,
     /// Take the unavailable path (also taken when `PERF_COUNTERS_DISABLE=1`).
     pub force_unavailable: bool,
+    /// Record `sched_waking` too (default). `false` records as on a kernel without it:
+    /// wakers from `sched_wakeup` alone, and a note that says so.
+    pub waking: bool,
 }
 
 impl Default for SchedOptions {
     fn default() -> Self {
-        SchedOptions { pages_per_cpu: 128, force_unavailable: crate::counters::disabled_by_env() }
+        SchedOptions {
+            pages_per_cpu: 128,
+            force_unavailable: crate::counters::disabled_by_env(),
+            waking: true,
+        }
     }
 }
 
@@ -379,7 +434,7 @@ impl Filter {
     fn keep(&mut self, ev: &SchedEvent) -> bool {
         let involved: [u32; 2] = match &ev.kind {
             SchedKind::Switch(s) => [s.prev_pid, s.next_pid],
-            SchedKind::Wakeup(w) => [w.pid, w.waker],
+            SchedKind::Wakeup(w) | SchedKind::Waking(w) => [w.pid, w.waker],
             SchedKind::SwitchIn => [ev.tid, ev.tid],
         };
         match &self.target {
@@ -456,6 +511,7 @@ pub struct SchedRecorder {
     drain: Option<JoinHandle<Drained>>,
     cpus: Vec<u32>,
     id_route: String,
+    waking: bool,
     note: Option<String>,
 }
 
@@ -478,10 +534,12 @@ impl SchedRecorder {
         Self::start_with(Target::Threads(tids.to_vec()), &SchedOptions::default())
     }
 
-    /// Opens `sched_switch` and `sched_wakeup` on every online CPU (CPU-wide: a thread's
-    /// switch-in is emitted in the context of the thread it replaces, so per-task events
-    /// could not see it), maps one ring per CPU (the wake-up event writes into the
-    /// switch event's ring) and starts a drain thread that polls them.
+    /// Opens `sched_switch`, `sched_wakeup` and `sched_waking` on every online CPU
+    /// (CPU-wide: a thread's switch-in is emitted in the context of the thread it replaces,
+    /// and a wake-up in the waker's, so per-task events could not see them), maps one ring
+    /// per CPU (the wake-up events write into the switch event's ring) and starts a drain
+    /// thread that polls them. Without `sched_waking` (no format, or the kernel refuses to
+    /// open it on some CPU) it records the other two and says so in the recording's `note`.
     pub fn start_with(
         target: Target,
         options: &SchedOptions,
@@ -500,7 +558,25 @@ impl SchedRecorder {
             )));
         }
         let formats = tracefs::sched_formats().map_err(fail)?;
-        let layouts = Layouts::new(&formats.switch, &formats.wakeup).map_err(fail)?;
+        let mut layouts = Layouts::new(&formats.switch, &formats.wakeup, None).map_err(fail)?;
+        let mut notes: Vec<String> = Vec::new();
+        let no_waking =
+            |e: &dyn fmt::Display| format!("no sched_waking (wakers from sched_wakeup only): {e}");
+        let waking_format = match &formats.waking {
+            _ if !options.waking => Err("not asked for (SchedOptions::waking)".to_string()),
+            Ok(f) => wakeup_fields(f).map(|fields| (f, fields)),
+            Err(e) => Err(e.clone()),
+        };
+        let waking_format = match waking_format {
+            Ok((f, fields)) => {
+                layouts.waking = Some((f.id, fields));
+                Some(f)
+            }
+            Err(e) => {
+                notes.push(no_waking(&e));
+                None
+            }
+        };
         let cpus = sys::online_cpus().map_err(|e| fail(format!("online cpus: {e}")))?;
         let data_size = options.pages_per_cpu * sys::page_size();
 
@@ -546,7 +622,31 @@ impl SchedRecorder {
             rings.push(ring);
             others.push(wakeup);
         }
-        let mut note = None;
+        // sched_waking on every CPU or on none: a waker must not depend on the CPU the
+        // wake-up was done on. The fds opened before a failure close when `waking` drops.
+        let mut waking = Vec::with_capacity(cpus.len());
+        if let Some(f) = waking_format {
+            for (ring, &cpu) in rings.iter().zip(&cpus) {
+                let opened = open("sched_waking", f.id, cpu).and_then(|fd| {
+                    sys::set_output(&fd, &ring.fd).map(|()| fd).map_err(|e| {
+                        fail(format!("PERF_EVENT_IOC_SET_OUTPUT of sched_waking on cpu {cpu}: {e}"))
+                    })
+                });
+                match opened {
+                    Ok(fd) => waking.push(fd),
+                    Err(e) => {
+                        notes.push(no_waking(&e));
+                        waking.clear();
+                        layouts.waking = None;
+                        break;
+                    }
+                }
+            }
+        }
+        let waking_recorded = !waking.is_empty();
+        others.extend(waking);
+        // One line for the threads without switch records: the last failure's.
+        let mut switch_note = None;
         let (switch_tids, inherit) = match &target {
             Target::Process(pid) => (sys::threads_of(*pid).unwrap_or_default(), true),
             Target::Threads(tids) => (tids.clone(), false),
@@ -569,7 +669,7 @@ impl SchedRecorder {
                     Ok(fd) => others.push(fd),
                     Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue 'tids,
                     Err(e) => {
-                        note = Some(format!(
+                        switch_note = Some(format!(
                             "no PERF_RECORD_SWITCH for tid {tid} (switch-ins only from sched_switch): {e}"
                         ));
                         continue 'tids;
@@ -595,7 +695,16 @@ impl SchedRecorder {
                 drain_loop(rings, others, &stop2, &layouts, filter)
             })
             .map_err(|e| fail(format!("spawning the drain thread: {e}")))?;
-        Ok(SchedRecorder { stop, drain: Some(drain), cpus, id_route: formats.route.clone(), note })
+        notes.extend(switch_note);
+        let note = (!notes.is_empty()).then(|| notes.join("; "));
+        Ok(SchedRecorder {
+            stop,
+            drain: Some(drain),
+            cpus,
+            id_route: formats.route.clone(),
+            waking: waking_recorded,
+            note,
+        })
     }
 
     /// Stops, drains what is left and returns the target's events in time order.
@@ -607,6 +716,7 @@ impl SchedRecorder {
             throttled: drained.throttled,
             unparsed: drained.unparsed,
             cpus: std::mem::take(&mut self.cpus),
+            waking: self.waking,
             note: self.note.take(),
             id_route: std::mem::take(&mut self.id_route),
         }
@@ -673,11 +783,16 @@ fn drain_loop(
 pub(crate) mod tests {
     use super::*;
     use crate::tracefs::parse_format;
-    use crate::tracefs::tests::{SWITCH_FORMAT, WAKEUP_FORMAT};
+    use crate::tracefs::tests::{SWITCH_FORMAT, WAKEUP_FORMAT, WAKING_FORMAT};
 
     pub(crate) fn layouts() -> Layouts {
-        Layouts::new(&parse_format(SWITCH_FORMAT).unwrap(), &parse_format(WAKEUP_FORMAT).unwrap())
-            .unwrap()
+        let waking = parse_format(WAKING_FORMAT).unwrap();
+        Layouts::new(
+            &parse_format(SWITCH_FORMAT).unwrap(),
+            &parse_format(WAKEUP_FORMAT).unwrap(),
+            Some(&waking),
+        )
+        .unwrap()
     }
 
     fn put(buf: &mut [u8], at: usize, bytes: &[u8]) {
@@ -705,8 +820,17 @@ pub(crate) mod tests {
     }
 
     fn wakeup_raw(comm: &str, pid: i32, target_cpu: i32) -> Vec<u8> {
+        wake_raw(374, comm, pid, target_cpu)
+    }
+
+    fn waking_raw(comm: &str, pid: i32, target_cpu: i32) -> Vec<u8> {
+        wake_raw(375, comm, pid, target_cpu)
+    }
+
+    /// A `sched_wakeup` (id 374) or `sched_waking` (375) record: the same layout.
+    fn wake_raw(id: u16, comm: &str, pid: i32, target_cpu: i32) -> Vec<u8> {
         let mut raw = vec![0u8; 36];
-        put(&mut raw, 0, &374u16.to_ne_bytes());
+        put(&mut raw, 0, &id.to_ne_bytes());
         put(&mut raw, 8, &comm16(comm));
         put(&mut raw, 24, &pid.to_ne_bytes());
         put(&mut raw, 28, &120i32.to_ne_bytes());
@@ -782,6 +906,20 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn parses_a_waking_record_with_the_sampled_waker() {
+        let wakeup = Wakeup { comm: "worker".into(), pid: 41, prio: 120, target_cpu: 1, waker: 7 };
+        let raw = waking_raw("worker", 41, 1);
+        assert_eq!(layouts().parse_raw(&raw, 7), Some(SchedKind::Waking(wakeup)));
+        // Without sched_waking's layout, its records are foreign ones.
+        let without = Layouts { waking: None, ..layouts() };
+        assert_eq!(without.parse_raw(&raw, 7), None);
+        assert!(matches!(
+            without.parse_raw(&wakeup_raw("w", 41, 1), 7),
+            Some(SchedKind::Wakeup(_))
+        ));
+    }
+
+    #[test]
     fn rejects_short_and_foreign_records() {
         let l = layouts();
         let raw = switch_raw(("a", 1), 0, ("b", 2));
@@ -796,6 +934,7 @@ pub(crate) mod tests {
     fn parses_a_stream_of_records_with_a_loss() {
         let mut bytes = sample_record(5, 6, 1_000, 1, &switch_raw(("w", 6), 0x100, ("x", 9)));
         bytes.extend(sample_record(5, 6, 2_000, 0, &wakeup_raw("y", 9, 0)));
+        bytes.extend(sample_record(5, 6, 2_500, 0, &waking_raw("y", 9, 1)));
         // PERF_RECORD_LOST: header, id, lost.
         bytes.extend_from_slice(&sys::PERF_RECORD_LOST.to_ne_bytes());
         bytes.extend_from_slice(&0u16.to_ne_bytes());
@@ -827,10 +966,10 @@ pub(crate) mod tests {
         let mut out = Drained::default();
         parse_records(&bytes, &layouts(), &mut filter, &mut out);
         assert_eq!((out.lost, out.throttled, out.unparsed), (17, 1, 1));
-        assert_eq!(out.events.len(), 3);
+        assert_eq!(out.events.len(), 4);
         let switch_in =
             SchedEvent { time_ns: 3_000, cpu: 1, pid: 5, tid: 9, kind: SchedKind::SwitchIn };
-        assert_eq!(out.events[2], switch_in, "only the switch-in is kept");
+        assert_eq!(out.events[3], switch_in, "only the switch-in is kept");
         let first = &out.events[0];
         assert_eq!((first.time_ns, first.cpu, first.pid, first.tid), (1_000, 1, 5, 6));
         match &first.kind {
@@ -839,6 +978,10 @@ pub(crate) mod tests {
         }
         match &out.events[1].kind {
             SchedKind::Wakeup(w) => assert_eq!((w.pid, w.waker, w.target_cpu), (9, 6, 0)),
+            other => panic!("{other:?}"),
+        }
+        match &out.events[2].kind {
+            SchedKind::Waking(w) => assert_eq!((w.pid, w.waker, w.target_cpu), (9, 6, 1)),
             other => panic!("{other:?}"),
         }
     }
@@ -859,5 +1002,15 @@ pub(crate) mod tests {
         assert!(f.keep(&ev(7, 7, 7, 101)), "…and later switching in");
         assert!(!f.keep(&ev(100, 150, 150, 0)), "the drain thread");
         assert!(f.keep(&ev(100, 150, 150, 101)), "the drain thread handing over to 101");
+        let waking = |waker: u32, pid: i32| SchedEvent {
+            time_ns: 0,
+            cpu: 0,
+            pid: waker,
+            tid: waker,
+            kind: l.parse_raw(&waking_raw("w", pid, 0), waker).unwrap(),
+        };
+        assert!(f.keep(&waking(7, 101)), "a waking of a thread of 100");
+        assert!(f.keep(&waking(101, 7)), "a waking by a thread of 100");
+        assert!(!f.keep(&waking(0, 7)), "neither");
     }
 }

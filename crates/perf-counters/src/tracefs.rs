@@ -12,6 +12,10 @@
 //!    with strace: `mount(NULL, "/sys/kernel/tracing", "tracefs", 0, NULL)`, then it reads
 //!    `events/sched/sched_switch/format`, whose `ID:` line is the id).
 //!
+//! The first dir that has both `sched_switch` and `sched_wakeup` is used, and
+//! `sched_waking` is read from that same dir (and the same private mount); a kernel without
+//! it (before Linux 4.3) still gives the other two.
+//!
 //! The result is cached for the process: ids don't change while the kernel runs.
 
 use std::collections::BTreeMap;
@@ -79,23 +83,34 @@ pub fn parse_format(text: &str) -> Result<TracepointFormat, String> {
     })
 }
 
-/// The formats of `sched:sched_switch` and `sched:sched_wakeup`, and where they were read.
+/// The formats of `sched:sched_switch`, `sched:sched_wakeup` and `sched:sched_waking`, and
+/// where they were read.
 #[derive(Debug, Clone)]
 pub struct SchedFormats {
     pub switch: TracepointFormat,
     pub wakeup: TracepointFormat,
+    /// `sched_waking` (Linux ≥ 4.3), read from the same `events` dir as the other two; `Err`
+    /// says why it is missing, and the recorder then works with the other two alone.
+    pub waking: Result<TracepointFormat, String>,
     /// Which route of the module doc found them, in words.
     pub route: String,
 }
 
-fn read_sched(events_dir: &Path) -> Result<(TracepointFormat, TracepointFormat), String> {
+/// The three formats of one `events` dir; `Err` unless `sched_switch` and `sched_wakeup`
+/// are both there (`sched_waking` is optional).
+fn read_sched(events_dir: &Path) -> Result<SchedFormats, String> {
     let read = |name: &str| {
         let path = events_dir.join("sched").join(name).join("format");
         let text =
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         parse_format(&text).map_err(|e| format!("{}: {e}", path.display()))
     };
-    Ok((read("sched_switch")?, read("sched_wakeup")?))
+    Ok(SchedFormats {
+        switch: read("sched_switch")?,
+        wakeup: read("sched_wakeup")?,
+        waking: read("sched_waking"),
+        route: String::new(),
+    })
 }
 
 /// Looks the formats up once per process (see the module doc for the routes).
@@ -120,31 +135,26 @@ fn look_up() -> Result<SchedFormats, String> {
         }
     }
     for dir in &candidates {
-        if let Ok((switch, wakeup)) = read_sched(dir) {
-            return Ok(SchedFormats {
-                switch,
-                wakeup,
-                route: format!("read from {}", dir.display()),
-            });
+        if let Ok(formats) = read_sched(dir) {
+            return Ok(SchedFormats { route: format!("read from {}", dir.display()), ..formats });
         }
     }
-    let (switch, wakeup, mount_point) = with_private_tracefs(read_sched).map_err(|e| {
+    let (formats, mount_point) = with_private_tracefs(read_sched).map_err(|e| {
         format!("tracepoint ids not found: tracefs is not mounted at /sys/kernel/tracing and {e}")
     })?;
     Ok(SchedFormats {
-        switch,
-        wakeup,
         route: format!(
             "tracefs was not mounted: mounted it at {} for the look-up, then unmounted it",
             mount_point.display()
         ),
+        ..formats
     })
 }
 
 /// Mounts tracefs on a new private directory, runs `f` on its `events` dir, unmounts.
 fn with_private_tracefs<T>(
-    f: impl FnOnce(&Path) -> Result<(T, T), String>,
-) -> Result<(T, T, PathBuf), String> {
+    f: impl FnOnce(&Path) -> Result<T, String>,
+) -> Result<(T, PathBuf), String> {
     let dir = std::env::temp_dir().join(format!("perf-counters-tracefs-{}", std::process::id()));
     std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let c_dir = CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
@@ -157,7 +167,7 @@ fn with_private_tracefs<T>(
             read
         });
     let _ = std::fs::remove_dir(&dir);
-    result.map(|(a, b)| (a, b, dir))
+    result.map(|t| (t, dir))
 }
 
 fn mount_tracefs(target: &CString) -> std::io::Result<()> {
@@ -215,6 +225,23 @@ format:
 print fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, REC->target_cpu
 ";
 
+    /// Linux 6.18's `events/sched/sched_waking/format`: the fields of `sched_wakeup`.
+    pub(crate) const WAKING_FORMAT: &str = "name: sched_waking
+ID: 375
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+
+\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;
+\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;
+\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;
+\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;
+
+print fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, REC->target_cpu
+";
+
     #[test]
     fn parses_sched_switch_format() {
         let f = parse_format(SWITCH_FORMAT).unwrap();
@@ -233,6 +260,36 @@ print fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC-
         assert_eq!((f.name.as_str(), f.id), ("sched_wakeup", 374));
         assert_eq!(f.fields["target_cpu"].offset, 32);
         assert_eq!(f.fields["pid"].size, 4);
+    }
+
+    #[test]
+    fn parses_sched_waking_format() {
+        let f = parse_format(WAKING_FORMAT).unwrap();
+        assert_eq!((f.name.as_str(), f.id), ("sched_waking", 375));
+        let wakeup = parse_format(WAKEUP_FORMAT).unwrap();
+        assert_eq!(f.fields, wakeup.fields, "the same record layout as sched_wakeup");
+    }
+
+    /// A dir with `sched_switch` and `sched_wakeup` but no `sched_waking` (Linux < 4.3) still
+    /// gives the two; one without `sched_wakeup` gives nothing.
+    #[test]
+    fn sched_waking_is_optional() {
+        let root = std::env::temp_dir().join(format!("tracefs-test-{}", std::process::id()));
+        let put = |name: &str, text: &str| {
+            let d = root.join("sched").join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("format"), text).unwrap();
+        };
+        put("sched_switch", SWITCH_FORMAT);
+        assert!(read_sched(&root).is_err());
+        put("sched_wakeup", WAKEUP_FORMAT);
+        let f = read_sched(&root).unwrap();
+        assert_eq!((f.switch.id, f.wakeup.id), (372, 374));
+        let why = f.waking.unwrap_err();
+        assert!(why.contains("sched_waking/format"), "{why}");
+        put("sched_waking", WAKING_FORMAT);
+        assert_eq!(read_sched(&root).unwrap().waking.map(|w| w.id), Ok(375));
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
