@@ -1,4 +1,5 @@
-# The lab's recipes. `just ci` is exactly what .ci/run runs.
+# The lab's recipes. `just ci` is what .ci/run runs (its recipes in order, with the debug
+# build removed between the tests and loom).
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
