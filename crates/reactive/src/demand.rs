@@ -254,19 +254,28 @@ impl RemoteDemand {
     /// Parks `e`, the state of a source that ran out of demand, for the next requester to
     /// run; if demand arrived meanwhile, runs it here.
     pub(crate) fn hand_over(&self, e: Parked) {
-        let p = Box::into_raw(Box::new(e));
-        // Dekker with `drive`: publish the emitter, then re-read the news.
-        self.emitter.store(p, Ordering::SeqCst);
+        self.park_emitter(Box::into_raw(Box::new(e)));
         if self.has_news() {
             self.drive();
         }
+    }
+
+    /// Puts the emitter `p` in the empty slot. The handshake with requesters rests on
+    /// read-modify-writes of the slot on both sides (a swap here, a swap in `drive`), not
+    /// on the order of a store and a load to different places: the RMWs on one location
+    /// are totally ordered, so either a requester's swap comes after this one and takes
+    /// the emitter, or it came before, and this swap reads its write and so acquires the
+    /// demand it added (`add` precedes it on the requester's thread).
+    fn park_emitter(&self, p: *mut Parked) {
+        let was = self.emitter.swap(p, Ordering::AcqRel);
+        debug_assert!(was.is_null(), "one emitter per subscription");
     }
 
     /// Runs the parked emitter here if there is one and nobody else holds it, until demand
     /// runs out again (then parks it back) or the stream ends (then drops it).
     fn drive(&self) {
         loop {
-            let p = self.emitter.swap(ptr::null_mut(), Ordering::SeqCst);
+            let p = self.emitter.swap(ptr::null_mut(), Ordering::AcqRel);
             if p.is_null() {
                 return; // none parked, or another thread is running it
             }
@@ -276,7 +285,7 @@ impl RemoteDemand {
             if e.emit(self, &Lent { r: self }) {
                 return; // over: dropped here
             }
-            self.emitter.store(Box::into_raw(e), Ordering::SeqCst);
+            self.park_emitter(Box::into_raw(e));
             // Demand that arrived after `emit`'s last claim found the slot empty and left:
             // take the emitter back for it.
             if !self.has_news() {
@@ -298,9 +307,8 @@ impl RemoteDemand {
     /// A requester's side of the handshake: runs a parked emitter, if any.
     #[inline]
     fn after_news(&self) {
-        if !self.emitter.load(Ordering::SeqCst).is_null() {
-            self.drive();
-        }
+        // Always the swap in `drive`, never a plain load first: see `park_emitter`.
+        self.drive();
     }
 
     /// The stop bits ([`CANCELLED`], [`BAD_REQUEST`]).
@@ -326,8 +334,10 @@ impl RemoteDemand {
         }
         *self.waiter.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread::current());
         loop {
-            // Dekker with `wake`: either we see the news, or the requester sees `parked`.
-            self.parked.store(true, Ordering::SeqCst);
+            // The handshake with `wake` is two RMWs on `parked`: either `wake`'s comes
+            // later and reads `true`, or this swap reads `wake`'s write and acquires the
+            // news added before it.
+            self.parked.swap(true, Ordering::AcqRel);
             if self.has_news() {
                 self.parked.store(false, Ordering::Relaxed);
                 return;
@@ -338,7 +348,8 @@ impl RemoteDemand {
     }
 
     fn wake(&self) {
-        if self.parked.load(Ordering::SeqCst) {
+        // An RMW that writes back what it reads: see `wait_for_demand`.
+        if self.parked.fetch_or(false, Ordering::AcqRel) {
             if let Some(t) = self.waiter.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
                 t.unpark();
             }

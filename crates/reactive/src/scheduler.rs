@@ -319,7 +319,11 @@ impl WorkerShared {
                 return true;
             }
         }
-        self.parked.store(true, Ordering::SeqCst);
+        // Two RMWs on `parked` make the handshake with `wake`: either its RMW comes later
+        // and reads `true`, or this swap reads its write and acquires the task queued
+        // before it. (A store here and a load there, to different places, relied on the
+        // SeqCst total order alone; Miri's weak-memory emulation found a lost wake-up.)
+        self.parked.swap(true, Ordering::AcqRel);
         if !self.has_news() {
             let _w = handoff::wait_span!(handoff::trace::WAIT_EMPTY);
             thread::park();
@@ -329,7 +333,8 @@ impl WorkerShared {
     }
 
     fn wake(&self) {
-        if self.parked.load(Ordering::SeqCst) {
+        // An RMW that writes back what it reads: see `idle_wait`.
+        if self.parked.fetch_or(false, Ordering::AcqRel) {
             if let Some(t) = self.thread.get() {
                 t.unpark();
             }
