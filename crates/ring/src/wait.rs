@@ -87,15 +87,22 @@ pub(crate) fn wait_for_room<R>(mut check: impl FnMut() -> Option<R>, park: bool)
 /// Mutex + condition variable: waiters sleep in the kernel until notified. The seed's
 /// choice (`BlockingWaitStrategy`). Java's takes the lock and signals on every publish;
 /// this one keeps the mutex + condvar for the actual sleep but avoids paying for it when
-/// nobody sleeps, in three measured ways:
+/// nobody sleeps, in four measured ways:
 /// * `notify` locks only when a sleeper has asked for a wake-up since the last one (a
 ///   `need_wake` flag, as `LiteBlockingWaitStrategy`'s `signalNeeded`). A waiter sets the
-///   flag under the lock, then a heavy barrier, then re-checks; a notifier makes its
-///   change, then a light barrier, then reads the flag. The pair orders "ask, check"
-///   against "change, read flag", so one side always sees the other. The first notifier
-///   clears the flag: the publishes that follow, before the sleeper has even woken, pay a
-///   barrier and a load, not a lock and a futex call each (with a plain waiter count they
-///   did, and one producer managed about 1.2 M msgs/s).
+///   flag, then a heavy barrier, then re-checks; a notifier makes its change, then a light
+///   barrier, then reads the flag. The pair orders "ask, check" against "change, read
+///   flag", so one side always sees the other. The first notifier clears the flag under
+///   the lock and signals: the publishes that follow, before the sleeper has even woken,
+///   pay a barrier and a load, not a lock and a futex call each (with a plain waiter count
+///   they did, and one producer managed about 1.2 M msgs/s).
+/// * The waiter takes the lock only after that first check, so the heavy barrier runs
+///   outside it: under the lock it checks once more and sleeps only while the flag is
+///   still set. A notifier that saw the flag and takes the lock first has made its change
+///   before it unlocked, so the check under the lock sees it; one that comes later finds
+///   the waiter inside `cond.wait`. (With the barrier under the lock, a producer that saw
+///   the flag blocked on the mutex for the barrier's length and then slept: the handoff
+///   settled into both threads sleeping, turn about, every few thousand messages.)
 /// * The barriers are asymmetric on Linux: the waiter, about to sleep anyway, calls
 ///   `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which runs a full fence on every CPU
 ///   running a thread of this process; the notifier then needs only a compiler fence (the
@@ -144,14 +151,20 @@ impl WaitStrategy for Blocking {
             }
             spin_loop();
         }
-        let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             self.need_wake.store(true, Ordering::Relaxed);
             barrier::heavy();
             if let Some(r) = check() {
                 return r;
             }
-            guard = self.cond.wait(guard).unwrap_or_else(|p| p.into_inner());
+            let guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(r) = check() {
+                return r;
+            }
+            if !self.need_wake.load(Ordering::Relaxed) {
+                continue;
+            }
+            drop(self.cond.wait(guard).unwrap_or_else(|p| p.into_inner()));
         }
     }
 
