@@ -107,6 +107,15 @@ impl Trace {
         let tid = self.tracks[thread];
         self.events.iter().filter(|e| e["name"] == "off-cpu" && e["tid"] == tid).collect()
     }
+
+    /// The ends (`ph: f`) of the wake-up flows, by flow id.
+    fn flow_ends(&self) -> HashMap<u64, &Value> {
+        self.events
+            .iter()
+            .filter(|e| e["ph"] == "f" && e["cat"] == "wakeup")
+            .map(|e| (e["id"].as_u64().unwrap(), e))
+            .collect()
+    }
 }
 
 fn context_switches(r: &Run, thread: &str) -> u64 {
@@ -171,12 +180,7 @@ fn traces_stay_valid_and_flows_join_the_right_tracks() {
         }
         // Every flow starts at a `wakeup` slice on one track and ends at the end of an
         // `off-cpu` slice of another, on a `woken` slice.
-        let ends: HashMap<u64, &Value> = t
-            .events
-            .iter()
-            .filter(|e| e["ph"] == "f" && e["cat"] == "wakeup")
-            .map(|e| (e["id"].as_u64().unwrap(), e))
-            .collect();
+        let ends = t.flow_ends();
         let starts: Vec<&Value> =
             t.events.iter().filter(|e| e["ph"] == "s" && e["cat"] == "wakeup").collect();
         assert_eq!(starts.len(), ends.len(), "{name}: unpaired wake-up flows");
@@ -258,12 +262,7 @@ fn locked_consumer_is_woken_by_the_producer() {
         *by_state.entry(s["args"]["state"].as_str().unwrap_or("?").to_string()).or_default() += 1;
     }
     let named = by_waker.get("producer-0").copied().unwrap_or(0);
-    let ends: HashMap<u64, &Value> = t
-        .events
-        .iter()
-        .filter(|e| e["ph"] == "f" && e["cat"] == "wakeup")
-        .map(|e| (e["id"].as_u64().unwrap(), e))
-        .collect();
+    let ends = t.flow_ends();
     let flows = t
         .events
         .iter()

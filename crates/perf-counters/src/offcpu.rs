@@ -150,6 +150,11 @@ mod tests {
         }
     }
 
+    /// A `PERF_RECORD_SWITCH` switch-in of `tid` on CPU 1.
+    fn switch_in(t: u64, tid: u32) -> SchedEvent {
+        SchedEvent { time_ns: t, cpu: 1, pid: tid, tid, kind: SchedKind::SwitchIn }
+    }
+
     fn wakeup(t: u64, pid: u32, waker: u32) -> SchedEvent {
         wake(t, pid, waker, SchedKind::Wakeup)
     }
@@ -212,13 +217,6 @@ mod tests {
     /// missing), and both present (the first one closes the interval).
     #[test]
     fn switch_records_close_intervals() {
-        let switch_in = |t: u64, tid: u32| SchedEvent {
-            time_ns: t,
-            cpu: 1,
-            pid: tid,
-            tid,
-            kind: SchedKind::SwitchIn,
-        };
         let events = vec![
             switch(100, 5, "S", 0),
             switch_in(210, 5),
@@ -265,13 +263,6 @@ mod tests {
     /// before the previous switch-in, does not.
     #[test]
     fn waking_before_the_switch_out() {
-        let switch_in = |t: u64, tid: u32| SchedEvent {
-            time_ns: t,
-            cpu: 1,
-            pid: tid,
-            tid,
-            kind: SchedKind::SwitchIn,
-        };
         let events = vec![
             waking(40, 5, 2), // woken before the recording saw it go out …
             switch_in(60, 5), // … and back: that wake-up is done with
