@@ -1,8 +1,10 @@
 //! `lab compare A B` and `lab report DIR`, for every experiment.
 //!
 //! Rows are matched by label and key; a change is called only when the two rows'
-//! intervals (order statistics over forks) do not overlap, and ratios are judged the same
-//! way. Exit 1 when a change was found (so CI can gate on it), 0 otherwise.
+//! intervals (order statistics over forks) do not overlap. A ratio's interval is a repeat
+//! interval (where a repeat run's median falls), so a ratio changed when each run's median
+//! lies outside the other's interval: neither run looks like a repeat of the other. Exit 1
+//! when a change was found (so CI can gate on it), 0 otherwise.
 
 use crate::experiment::Failure;
 use crate::report::fmt_num;
@@ -71,8 +73,8 @@ pub fn judge(a: Option<[f64; 2]>, b: Option<[f64; 2]>, higher_is_better: bool) -
 
 fn word(c: Change) -> &'static str {
     match c {
-        Change::Better => "BETTER (beyond both intervals)",
-        Change::Worse => "WORSE (beyond both intervals)",
+        Change::Better => "BETTER (beyond both runs' intervals)",
+        Change::Worse => "WORSE (beyond both runs' intervals)",
         Change::Within => "within the intervals",
         Change::Undecided => "undecided (no interval)",
     }
@@ -91,8 +93,34 @@ fn score_text(r: &Row) -> String {
     }
 }
 
-fn ratio_ci(r: &Ratio) -> Option<[f64; 2]> {
-    Some([r.ci_low?, r.ci_high?])
+/// Judges two ratios by their repeat intervals: a change when each median lies outside
+/// the other run's interval, on the same side (ratios: higher is better).
+pub fn judge_repeat(a: &Ratio, b: &Ratio) -> Change {
+    let (Some(am), Some(alo), Some(ahi), Some(bm), Some(blo), Some(bhi)) =
+        (a.median, a.ci_low, a.ci_high, b.median, b.ci_low, b.ci_high)
+    else {
+        return Change::Undecided;
+    };
+    if bm > ahi && am < blo {
+        Change::Better
+    } else if bm < alo && am > bhi {
+        Change::Worse
+    } else {
+        Change::Within
+    }
+}
+
+/// Differences of the runs' median speed probes from this on are noted.
+const SPEED_NOTE: f64 = 0.03;
+
+/// The median speed probe over every fork of a run (ns per multiply-add), if recorded.
+fn speed(r: &Results) -> Option<f64> {
+    let v: Vec<f64> = r
+        .results
+        .iter()
+        .flat_map(|x| x.forks.iter().filter_map(|f| f.disturbance.cpu_ns_per_op))
+        .collect();
+    crate::stats::median(&v)
 }
 
 /// `lab compare A B`.
@@ -182,7 +210,7 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Failure> {
             continue;
         };
         ratios += 1;
-        let c = judge(ratio_ci(x), ratio_ci(y), true);
+        let c = judge_repeat(x, y);
         if matches!(c, Change::Better | Change::Worse) {
             changed += 1;
         }
@@ -211,6 +239,17 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Failure> {
             ra.environment.cpu_model, rb.environment.cpu_model
         );
     }
+    if let (Some(x), Some(y)) = (speed(&ra), speed(&rb)) {
+        let d = y / x - 1.0;
+        if d.abs() >= SPEED_NOTE {
+            println!(
+                "note: the machine's speed probe differs: a {x:.3}, b {y:.3} ns per multiply-add \
+                 (b's CPUs {:.0}% {}); what spins moves with it more than what sleeps.",
+                d.abs() * 100.0,
+                if d > 0.0 { "slower" } else { "faster" }
+            );
+        }
+    }
     println!("{changed} change(s) beyond both runs' intervals.");
     Ok(i32::from(changed > 0))
 }
@@ -235,5 +274,34 @@ mod tests {
         assert_eq!(judge(Some([1.0, 2.0]), Some([2.5, 3.0]), false), Change::Worse);
         assert_eq!(judge(Some([1.0, 2.0]), Some([0.1, 0.5]), false), Change::Better);
         assert_eq!(judge(None, Some([0.1, 0.5]), false), Change::Undecided);
+    }
+
+    fn ratio(median: f64, lo: f64, hi: f64) -> Ratio {
+        Ratio {
+            variant: "ring".into(),
+            baseline: "locked".into(),
+            group: "P=1".into(),
+            producers: Some(1),
+            median: Some(median),
+            ci_low: Some(lo),
+            ci_high: Some(hi),
+            coverage: Some(0.99),
+            rounds: 27,
+            unstable: false,
+            rounds_needed: None,
+        }
+    }
+
+    #[test]
+    fn a_ratio_changed_when_neither_median_is_a_repeat_of_the_other() {
+        let a = ratio(10.0, 9.0, 11.0);
+        // Intervals overlap, but each median lies beyond the other's interval.
+        assert_eq!(judge_repeat(&a, &ratio(11.5, 10.5, 12.5)), Change::Better);
+        assert_eq!(judge_repeat(&a, &ratio(8.5, 7.5, 9.5)), Change::Worse);
+        // b's median is outside a's interval, but a's median inside b's: within.
+        assert_eq!(judge_repeat(&a, &ratio(11.5, 9.5, 13.0)), Change::Within);
+        assert_eq!(judge_repeat(&a, &ratio(10.5, 9.5, 11.5)), Change::Within);
+        let none = Ratio { ci_low: None, ..ratio(10.0, 9.0, 11.0) };
+        assert_eq!(judge_repeat(&a, &none), Change::Undecided);
     }
 }

@@ -261,7 +261,7 @@ pub fn cost_table(r: &Results) -> Option<Table> {
     t.note = Some(
         "Each round runs a cell and its traced twin side by side; the ratio is the twin's QPS \
          over the plain cell's within a round, the median over rounds with its \
-         order-statistic interval. The twin's measured runs carry the lab's spans and the \
+         repeat interval (99%). The twin's measured runs carry the lab's spans and the \
          flight recorder (installed after the warm-up, dumped after the measured runs); its \
          rings are set up at the first measured run's first events and reused by later \
          runs' threads, which a fork of few short runs feels. The slowest and fastest forks' dumps (and one per mode when \

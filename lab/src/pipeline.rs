@@ -214,9 +214,15 @@ fn method(s: &Shared) -> Vec<String> {
             s.warmup, s.runs
         ),
         "Ratios are taken within each round (row against the baseline row of the same round) \
-         and summarised as the median over rounds with the same order-statistic interval; one \
-         wider than ±10% of its median is marked unstable, with the rounds that would narrow \
-         it (assuming it narrows as 1/√rounds)."
+         and summarised as the median over rounds with its repeat interval: the order \
+         statistics [x(k), x(n+1−k)] between which the median of a repeat run of as many \
+         rounds falls with probability ≥ 99%, if rounds are independent and the machine stays \
+         as it was (distribution-free; exact for an odd number of rounds; 13 rounds or more). \
+         It is wider than a confidence interval of this run's median, because the next run's \
+         median varies too. One wider than ±10% of its median is marked unstable, with the \
+         rounds that would narrow it (assuming it narrows as 1/√rounds). The speed probe \
+         (ns per dependent multiply-add on each CPU, before every fork) shows whether the \
+         machine itself changed speed during the run."
             .into(),
         format!(
             "Forks whose scores split into two clusters (sorted scores with a gap of at least \

@@ -75,6 +75,10 @@ pub struct Disturbance {
     pub load_avg: Option<f64>,
     /// The cell runs more threads than the machine has cores.
     pub oversubscribed: bool,
+    /// The machine's speed just before the fork: ns per dependent multiply-add, averaged
+    /// over the allowed CPUs (`runner::speed`); absent in results written before it.
+    #[serde(default)]
+    pub cpu_ns_per_op: Option<f64>,
 }
 
 /// One fork: a fresh child process that ran the cell's warm-up and measured runs.
@@ -165,24 +169,27 @@ pub struct Ratio {
     pub producers: Option<u64>,
     /// Median over rounds of (row better-than baseline) factor: > 1 means the row wins.
     pub median: Option<f64>,
-    /// Interval of that median (order statistics over rounds).
+    /// Low end of the repeat interval: where a repeat run's median of as many rounds falls
+    /// with probability `coverage` (order statistics over rounds, [`stats::repeat_interval_at`]).
     pub ci_low: Option<f64>,
-    /// Interval of that median (order statistics over rounds).
+    /// High end of the repeat interval.
     pub ci_high: Option<f64>,
-    /// The interval's coverage (binomial, exact).
+    /// The repeat interval's coverage (a lower bound, exact for an odd number of rounds).
     pub coverage: Option<f64>,
     /// Rounds in which both rows had a valid fork.
     pub rounds: usize,
     /// The interval is wider than ±10% of the median (or there is none).
     pub unstable: bool,
-    /// Rounds that would bring it to ±10% (assuming it narrows as 1/√rounds).
+    /// Rounds that would bring it to ±10% (assuming it narrows as 1/√rounds), or that
+    /// give it an interval at all.
     pub rounds_needed: Option<usize>,
 }
 
-/// The coverage of rows' and ratios' intervals. 99% rather than 95%: on the lab's 2-core
-/// VMs whole runs shift by a few percent against each other (a level that holds for the
-/// run's minutes), which no interval from one run's rounds can see; the wider interval
-/// keeps a run's claim honest against the next run.
+/// The coverage of rows' intervals (the confidence interval of a row's median over its
+/// forks) and of ratios' (the repeat interval of a ratio's median over its rounds). A
+/// ratio's interval says where the next run's ratio will fall, which is what a user who
+/// runs the lab again checks; a confidence interval of this run's median would miss the
+/// next run's median about one time in fourteen per ratio even on a steady machine.
 pub const RESULT_COVERAGE: f64 = 0.99;
 
 /// The half-width an interval may have, relative to its median, before it is unstable.
@@ -371,7 +378,7 @@ fn ratio(row: &Row, base: &Row) -> Ratio {
         })
         .collect();
     let median = stats::median(&per_round);
-    let ci = stats::median_ci_at(&per_round, RESULT_COVERAGE);
+    let ci = stats::repeat_interval_at(&per_round, RESULT_COVERAGE);
     let half = match (median, ci) {
         (Some(m), Some((lo, hi, _))) => Some(((m - lo).max(hi - m)) / m),
         _ => None,
@@ -392,7 +399,7 @@ fn ratio(row: &Row, base: &Row) -> Ratio {
             Some(h) if h > STABLE_HALF_WIDTH => {
                 Some(stats::samples_needed(per_round.len(), h, STABLE_HALF_WIDTH))
             }
-            None => Some(8),
+            None => Some(stats::repeat_samples_min(RESULT_COVERAGE).max(per_round.len() + 1)),
             _ => None,
         },
     }
@@ -438,13 +445,13 @@ mod tests {
     #[test]
     fn ratios_pair_rounds_and_follow_the_phase() {
         // The machine is twice as slow in odd rounds: per-round ratios stay at 4.
-        let base: Vec<f64> = (0..9).map(|i| if i % 2 == 1 { 200.0 } else { 100.0 }).collect();
+        let base: Vec<f64> = (0..13).map(|i| if i % 2 == 1 { 200.0 } else { 100.0 }).collect();
         let fast: Vec<f64> = base.iter().map(|x| x / 4.0).collect();
         let rows = vec![row("locked", &base), row("ring", &fast)];
         let r = paired_ratios(&rows, "locked");
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].median, r[0].ci_low, r[0].ci_high), (Some(4.0), Some(4.0), Some(4.0)));
-        assert!(!r[0].unstable && r[0].rounds == 9);
+        assert!(!r[0].unstable && r[0].rounds == 13);
     }
 
     #[test]
@@ -453,14 +460,22 @@ mod tests {
         let r = &paired_ratios(&rows, "locked")[0];
         assert!(r.ci_low.is_none() && r.unstable);
         assert!(r.text().contains("[–]"), "{}", r.text());
+        assert_eq!(r.rounds_needed, Some(stats::repeat_samples_min(RESULT_COVERAGE)));
+        // 12 rounds still fall short of a 99% repeat interval: it takes 13.
+        let twelve = [100.0; 12];
+        let r = &paired_ratios(&[row("locked", &twelve), row("ring", &[10.0; 12])], "locked")[0];
+        assert!(r.ci_low.is_none() && r.rounds_needed == Some(13), "{r:?}");
     }
 
     #[test]
     fn wide_intervals_say_how_many_rounds_would_narrow_them() {
-        let base = [100.0; 9];
-        let fast = [10.0, 14.0, 20.0, 25.0, 20.0, 33.0, 50.0, 20.0, 20.0];
+        let base = [100.0; 15];
+        let fast = [
+            10.0, 14.0, 20.0, 25.0, 20.0, 33.0, 50.0, 20.0, 20.0, 18.0, 22.0, 30.0, 16.0, 21.0,
+            19.0,
+        ];
         let r = &paired_ratios(&[row("locked", &base), row("ring", &fast)], "locked")[0];
-        assert!(r.unstable);
-        assert!(r.rounds_needed.unwrap() > 9, "{r:?}");
+        assert!(r.unstable && r.ci_low.is_some());
+        assert!(r.rounds_needed.unwrap() > 15, "{r:?}");
     }
 }

@@ -282,9 +282,25 @@ fn two_runs_compare_row_by_row() {
     let rows = |r: &Value| r["results"].as_array().unwrap().clone();
     let mut beyond =
         rows(&ra).iter().zip(rows(&rb)).any(|(x, y)| disjoint(&x["score_ci"], &y["score_ci"]));
+    // A ratio changed when each run's median lies outside the other's repeat interval.
     for (x, y) in ra["ratios"].as_array().unwrap().iter().zip(rb["ratios"].as_array().unwrap()) {
-        let ci = |r: &Value| serde_json::json!([r["ci_low"], r["ci_high"]]);
-        beyond |= disjoint(&ci(x), &ci(y));
+        let outside = |m: &Value, r: &Value| match (
+            m.as_f64(),
+            r["ci_low"].as_f64(),
+            r["ci_high"].as_f64(),
+        ) {
+            (Some(m), Some(lo), Some(hi)) => Some(if m > hi {
+                1
+            } else if m < lo {
+                -1
+            } else {
+                0
+            }),
+            _ => None,
+        };
+        if let (Some(b_in_a), Some(a_in_b)) = (outside(&y["median"], x), outside(&x["median"], y)) {
+            beyond |= b_in_a != 0 && b_in_a == -a_in_b;
+        }
     }
     assert_eq!(code == Some(1), beyond, "{}", text(&o));
 }

@@ -207,7 +207,7 @@ pub fn table(r: &Results) -> Option<Table> {
              allocator, glibc malloc here; lab-cell-mimalloc; lab-cell-jemalloc). Ratio = QPS \
              under the allocator / QPS under {reference}, taken within each round (the rows of \
              one P run side by side) and summarised as the median over rounds with its \
-             order-statistic interval. dhat allocations/msg comes from the heap pass, which \
+             repeat interval (99%). dhat allocations/msg comes from the heap pass, which \
              runs in lab-heap under dhat whatever the allocator: dhat counts the code's \
              allocations, the same under every allocator, not their cost."
         )),

@@ -218,10 +218,10 @@ impl Experiment for DisruptorVsLbq {
         Disruptor): P producers (1..6), one consumer; the locked queue against the ring \
         (Blocking wait): duration, QPS and paired ratios, latency, CPU, heap, traces";
     const DEFAULTS: Defaults = Defaults {
-        // The 99% order-statistic interval of a median of n rounds steps inward only at
-        // some n: 16 rounds take the 3rd and 14th ratio, 18 the 4th and 15th (a narrower
-        // interval for two rounds more, within the two-minute budget).
-        rounds: 18,
+        // A ratio's 99% repeat interval steps inward only at some n, and is exact only for
+        // odd n: 27 rounds take the 5th and 23rd per-round ratio (18 took the 2nd and
+        // 17th, about half as wide again), at about three and a half minutes of forks.
+        rounds: 27,
         runs: 2,
         warmup: 1,
         trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::InRun, TraceMode::Off],
@@ -896,8 +896,9 @@ fn headline_tables(r: &Results) -> Vec<Table> {
             (
                 "QPS (messages/s, from the median over forks)".to_string(),
                 "Ratio = variant QPS / baseline QPS, taken within each round and summarised as \
-                 the median over rounds with its order-statistic interval (the seed's 对比 \
-                 column: 137% … 252%); 'unstable' marks an interval wider than ±10%."
+                 the median over rounds with its repeat interval (99%: where the next run's \
+                 median falls; the seed's 对比 column: 137% … 252%); 'unstable' marks an \
+                 interval wider than ±10%."
                     .to_string(),
             )
         } else {
@@ -929,6 +930,7 @@ fn forks_table(r: &Results) -> Table {
             "modes",
             "steal max",
             "load avg",
+            "CPU ns/op",
             "threads > cores",
         ],
     );
@@ -953,6 +955,7 @@ fn forks_table(r: &Results) -> Table {
             }),
             steal.map_or("–".into(), |s| format!("{s:.1}%")),
             load.map_or("–".into(), |l| format!("{l:.2}")),
+            speed_text(&x.forks),
             if x.forks.iter().any(|f| f.disturbance.oversubscribed) {
                 "yes".into()
             } else {
@@ -963,10 +966,25 @@ fn forks_table(r: &Results) -> Table {
     t.note = Some(
         "A fork is a fresh child process; its score is the median of its measured runs. \
          Steal is the hypervisor's share of CPU time during the fork (/proc/stat); \
-         threads > cores means the cell was oversubscribed."
+         CPU ns/op is the speed probe before each fork (ns per dependent multiply-add, \
+         mean over the CPUs; median and range over the forks: a higher figure is a slower \
+         machine); threads > cores means the cell was oversubscribed."
             .into(),
     );
     t
+}
+
+/// "1.05 (0.98–1.13)": the speed probe's median and range over `forks`, or "–".
+fn speed_text(forks: &[crate::results::Fork]) -> String {
+    let v: Vec<f64> = forks.iter().filter_map(|f| f.disturbance.cpu_ns_per_op).collect();
+    match (
+        crate::stats::median(&v),
+        v.iter().copied().reduce(f64::min),
+        v.iter().copied().reduce(f64::max),
+    ) {
+        (Some(m), Some(lo), Some(hi)) => format!("{m:.3} ({lo:.3}–{hi:.3})"),
+        _ => "–".into(),
+    }
 }
 
 fn fmt_us(ns: u64) -> String {

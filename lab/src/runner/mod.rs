@@ -11,6 +11,7 @@
 
 pub mod child;
 pub mod signal;
+pub mod speed;
 
 use crate::experiment::{
     fork_of, CellPlan, CellRecord, Experiment, Finished, ForkRecord, PassRecord, Plan, Shared,
@@ -90,6 +91,7 @@ fn fork<E: Experiment>(
         pass: Pass::Timed,
         cell: serde_json::to_value(&c.cell).expect("cells serialise"),
     };
+    let cpu_ns_per_op = speed::probe();
     let before = steal_and_total();
     let t0 = Instant::now();
     let end = child::run(exe, &["__child".into()], Some(&spec), shared.timeout(), &|_| {});
@@ -105,6 +107,7 @@ fn fork<E: Experiment>(
         steal_pct,
         load_avg: Some(crate::envinfo::load_average()[0]),
         oversubscribed: c.threads > cores,
+        cpu_ns_per_op,
     };
     let base = Fork {
         round,

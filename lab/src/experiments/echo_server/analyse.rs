@@ -288,7 +288,7 @@ fn main_table(
     t.note = Some(
         "Seed: ReactiveJ 8,371.12 req/s (ab -n 10000 -c 25 from another machine over a LAN). A \
          ratio is the row's requests/s over the other's, taken within each round and \
-         summarised as the median over rounds with its order-statistic interval; > 1 means \
+         summarised as the median over rounds with its repeat interval (where the next run's median falls, 99%); > 1 means \
          the row serves more. ms/request and transfer are the median run's (see the tables \
          below)."
             .into(),
