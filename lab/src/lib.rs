@@ -26,7 +26,7 @@
 //!   [`entry`]: the hidden child entry (`lab __child <spec>`, `lab-heap <spec>`).
 //! * [`results`]: the one versioned schema (`schema_version`), rows with one envelope,
 //!   fork scores, intervals, modes and the ratios paired within rounds; [`stats`] holds the
-//!   order statistics.
+//!   order statistics (a row's confidence interval, a ratio's repeat interval).
 //! * [`report`]: terminal, Markdown and HTML (one stylesheet) from the same results;
 //!   atomic writes after the terminal tables. [`compare`]: `lab compare`, `lab report`.
 //! * [`experiments`]: one file per experiment and one registration line each.

@@ -25,8 +25,8 @@ use std::collections::BTreeMap;
 #[derive(Debug)]
 pub struct DisruptorVsLbq;
 
-/// Messages per run by default: the default run (two variants × six P in rounds, plus the
-/// heap and trace passes) ends in about two minutes on 2 cores. The seed used 32Mi.
+/// Messages per run by default: the default run (two variants × six P in 27 rounds, plus
+/// the heap and trace passes) ends in about four minutes on 2 cores. The seed used 32Mi.
 pub const DEFAULT_MESSAGES: &str = "1Mi";
 
 /// Heap runs are slow (a backtrace per allocation): at most this many messages.
