@@ -8,7 +8,7 @@
 
 use crate::experiment::Failure;
 use crate::report::fmt_num;
-use crate::results::{Ratio, Results, Row, Status, SCHEMA_VERSION};
+use crate::results::{Disturbance, Ratio, Results, Row, Status, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
 
 fn results_file(p: &Path) -> PathBuf {
@@ -110,15 +110,18 @@ pub fn judge_repeat(a: &Ratio, b: &Ratio) -> Change {
     }
 }
 
-/// Differences of the runs' median speed probes from this on are noted.
-const SPEED_NOTE: f64 = 0.03;
+/// Differences of the runs' median probes from this on are noted.
+const PROBE_NOTE: f64 = 0.03;
 
-/// The median speed probe over every fork of a run (ns per multiply-add), if recorded.
-fn speed(r: &Results) -> Option<f64> {
+/// Reads one of the machine probes from a fork's disturbance record.
+type Probe = fn(&Disturbance) -> Option<f64>;
+
+/// A probe's median over every fork of a run, if recorded.
+fn probe_median(r: &Results, probe: Probe) -> Option<f64> {
     let v: Vec<f64> = r
         .results
         .iter()
-        .flat_map(|x| x.forks.iter().filter_map(|f| f.disturbance.cpu_ns_per_op))
+        .flat_map(|x| x.forks.iter().filter_map(|f| probe(&f.disturbance)))
         .collect();
     crate::stats::median(&v)
 }
@@ -239,15 +242,21 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Failure> {
             ra.environment.cpu_model, rb.environment.cpu_model
         );
     }
-    if let (Some(x), Some(y)) = (speed(&ra), speed(&rb)) {
-        let d = y / x - 1.0;
-        if d.abs() >= SPEED_NOTE {
-            println!(
-                "note: the machine's speed probe differs: a {x:.3}, b {y:.3} ns per multiply-add \
-                 (b's CPUs {:.0}% {}); what spins moves with it more than what sleeps.",
-                d.abs() * 100.0,
-                if d > 0.0 { "slower" } else { "faster" }
-            );
+    let probes: [(&str, Probe); 2] = [
+        ("speed probe (ns per multiply-add)", |d| d.cpu_ns_per_op),
+        ("ping-pong between two CPUs (ns per round trip)", |d| d.cpu_ping_pong_ns),
+    ];
+    for (what, probe) in probes {
+        if let (Some(x), Some(y)) = (probe_median(&ra, probe), probe_median(&rb, probe)) {
+            let d = y / x - 1.0;
+            if d.abs() >= PROBE_NOTE {
+                println!(
+                    "note: the machine differed: {what} a {x:.3}, b {y:.3} (b {:.0}% {}); \
+                     what spins moves with it more than what sleeps.",
+                    d.abs() * 100.0,
+                    if d > 0.0 { "slower" } else { "faster" }
+                );
+            }
         }
     }
     println!("{changed} change(s) beyond both runs' intervals.");

@@ -79,6 +79,10 @@ pub struct Disturbance {
     /// over the allowed CPUs (`runner::speed`); absent in results written before it.
     #[serde(default)]
     pub cpu_ns_per_op: Option<f64>,
+    /// Just before the fork: ns per round trip of a cache line between the first two
+    /// allowed CPUs (`runner::speed::ping_pong`); absent in results written before it.
+    #[serde(default)]
+    pub cpu_ping_pong_ns: Option<f64>,
 }
 
 /// One fork: a fresh child process that ran the cell's warm-up and measured runs.

@@ -931,6 +931,7 @@ fn forks_table(r: &Results) -> Table {
             "steal max",
             "load avg",
             "CPU ns/op",
+            "ping-pong ns",
             "threads > cores",
         ],
     );
@@ -955,7 +956,8 @@ fn forks_table(r: &Results) -> Table {
             }),
             steal.map_or("–".into(), |s| format!("{s:.1}%")),
             load.map_or("–".into(), |l| format!("{l:.2}")),
-            speed_text(&x.forks),
+            probe_text(&x.forks, |d| d.cpu_ns_per_op, 3),
+            probe_text(&x.forks, |d| d.cpu_ping_pong_ns, 0),
             if x.forks.iter().any(|f| f.disturbance.oversubscribed) {
                 "yes".into()
             } else {
@@ -968,21 +970,27 @@ fn forks_table(r: &Results) -> Table {
          Steal is the hypervisor's share of CPU time during the fork (/proc/stat); \
          CPU ns/op is the speed probe before each fork (ns per dependent multiply-add, \
          mean over the CPUs; median and range over the forks: a higher figure is a slower \
-         machine); threads > cores means the cell was oversubscribed."
+         machine); ping-pong ns is the round trip of a cache line between the first two \
+         CPUs, probed at the same time (where the host placed the virtual CPUs: a spinning \
+         handoff's cost); threads > cores means the cell was oversubscribed."
             .into(),
     );
     t
 }
 
-/// "1.05 (0.98–1.13)": the speed probe's median and range over `forks`, or "–".
-fn speed_text(forks: &[crate::results::Fork]) -> String {
-    let v: Vec<f64> = forks.iter().filter_map(|f| f.disturbance.cpu_ns_per_op).collect();
+/// "1.05 (0.98–1.13)": a probe's median and range over `forks`, to `digits`, or "–".
+fn probe_text(
+    forks: &[crate::results::Fork],
+    probe: impl Fn(&crate::results::Disturbance) -> Option<f64>,
+    digits: usize,
+) -> String {
+    let v: Vec<f64> = forks.iter().filter_map(|f| probe(&f.disturbance)).collect();
     match (
         crate::stats::median(&v),
         v.iter().copied().reduce(f64::min),
         v.iter().copied().reduce(f64::max),
     ) {
-        (Some(m), Some(lo), Some(hi)) => format!("{m:.3} ({lo:.3}–{hi:.3})"),
+        (Some(m), Some(lo), Some(hi)) => format!("{m:.digits$} ({lo:.digits$}–{hi:.digits$})"),
         _ => "–".into(),
     }
 }

@@ -92,6 +92,7 @@ fn fork<E: Experiment>(
         cell: serde_json::to_value(&c.cell).expect("cells serialise"),
     };
     let cpu_ns_per_op = speed::probe();
+    let cpu_ping_pong_ns = speed::ping_pong();
     let before = steal_and_total();
     let t0 = Instant::now();
     let end = child::run(exe, &["__child".into()], Some(&spec), shared.timeout(), &|_| {});
@@ -108,6 +109,7 @@ fn fork<E: Experiment>(
         load_avg: Some(crate::envinfo::load_average()[0]),
         oversubscribed: c.threads > cores,
         cpu_ns_per_op,
+        cpu_ping_pong_ns,
     };
     let base = Fork {
         round,
