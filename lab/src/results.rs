@@ -192,8 +192,9 @@ pub struct Ratio {
 /// The coverage of rows' intervals (the confidence interval of a row's median over its
 /// forks) and of ratios' (the repeat interval of a ratio's median over its rounds). A
 /// ratio's interval says where the next run's ratio will fall, which is what a user who
-/// runs the lab again checks; a confidence interval of this run's median would miss the
-/// next run's median about one time in fourteen per ratio even on a steady machine.
+/// runs the lab again checks; a 99% confidence interval of this run's median would miss
+/// the next run's median about one time in twenty per ratio (95–96% coverage at 19–27
+/// rounds) even on a steady machine.
 pub const RESULT_COVERAGE: f64 = 0.99;
 
 /// The half-width an interval may have, relative to its median, before it is unstable.

@@ -644,7 +644,7 @@ fn compare_judges_changes_against_both_intervals_and_refuses_bad_files() {
     let o = lab().arg("compare").arg(&f).arg(&g).output().unwrap();
     let (stdout, _) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("BETTER (beyond both intervals)"), "{stdout}");
+    assert!(stdout.contains("BETTER (beyond both runs' intervals)"), "{stdout}");
     // Missing files, files from before schema_version, and unknown versions: one line, 2.
     let o = lab().arg("compare").arg(&f).arg(out.join("nope.json")).output().unwrap();
     assert_eq!(o.status.code(), Some(2));

@@ -75,8 +75,8 @@ fn compare(a: &Path, b: &Path, some_label: &str) {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
     assert!(out.contains("a: score [interval]") && out.contains(some_label), "{}", text(&o));
-    let beyond = out.contains("BETTER (beyond both intervals)")
-        || out.contains("WORSE (beyond both intervals)");
+    let beyond = out.contains("BETTER (beyond both runs' intervals)")
+        || out.contains("WORSE (beyond both runs' intervals)");
     assert_eq!(o.status.code() == Some(1), beyond, "{}", text(&o));
     assert!(out.contains("change(s) beyond both runs' intervals"), "{}", text(&o));
 }
