@@ -83,10 +83,11 @@
 //! # Unsafe
 //! The list is shared by two locks, so its nodes are raw pointers: the put side writes
 //! `last.next`, the take side reads `head.next` and frees the old head; `count`'s
-//! acquire/release read-modify-writes publish each node from one side to the other. Every
-//! block carries its argument; the invariants are listed on [`LinkedBlockingQueue`]. Tests
-//! run under Miri (`cargo +nightly miri test -p locked-queue`). The wake-up protocol (the
-//! `not_empty` handshake, `close`) is model-checked with loom:
+//! read-modify-writes (`SeqCst`, as every access to the queue's atomics) publish each node
+//! from one side to the other. Every block carries its argument; the invariants are listed
+//! on [`LinkedBlockingQueue`]. Tests run under Miri (`cargo +nightly miri test -p
+//! locked-queue`). The wake-up protocol (the `not_empty` handshake, `close`) is
+//! model-checked with loom:
 //! `RUSTFLAGS="--cfg loom" cargo test -p locked-queue --release --test 'loom_*'`.
 //!
 //! # Sources

@@ -11,6 +11,17 @@ use handoff::trace::{WAIT_EMPTY, WAIT_FULL};
 
 use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 
+// Every access to the queue's atomics (`count`, `closed`, each condition's `waiters`) is
+// `SeqCst`. The `not_empty` handshake (see `Condition::await_signal_unless`) rests on the
+// single total order of `SeqCst` operations, and C++20 weakens what that order promises on
+// a location that also sees weaker accesses; with one ordering per location the argument
+// needs nothing else. It also keeps the tests meaningful under Miri, whose weak-memory
+// emulation let a `SeqCst` load read a value C++20 rules out on such a mixed location
+// (rust-lang/miri#5104, fixed after the 2026-05 nightlies): a hang CI once met here while
+// `count` mixed `AcqRel` decrements with the handshake's `SeqCst` accesses. On x86-64 it
+// costs nothing: a read-modify-write is one `lock`-prefixed instruction whatever its
+// ordering and a `SeqCst` load is a plain `mov`; only `close`'s one store becomes `xchg`.
+
 /// A linked node, as Java's `LinkedBlockingQueue.Node`: one allocation per element.
 ///
 /// Nodes are only ever touched through raw pointers, field by field, never through a
@@ -61,9 +72,8 @@ struct TakeSide<T> {
 /// cascade `notFull.signal()`), a cost Java does not pay.
 struct Condition {
     cv: Condvar,
-    /// Threads inside `await_*`. Changed only while the associated lock is held, so the lock
-    /// orders those accesses and `Relaxed` is enough; the one read without the lock
-    /// (`signal_not_empty`) is `SeqCst`, with `SeqCst` changes (`await_signal_unless`).
+    /// Threads inside `await_*`. Changed only while the associated lock is held; the one
+    /// read without the lock is `signal_not_empty`'s, one side of the handshake.
     waiters: AtomicUsize,
 }
 
@@ -76,9 +86,9 @@ impl Condition {
     /// `Condition.await()`: releases the lock, waits for a signal (or a spurious wake-up),
     /// reacquires the lock.
     fn await_signal<'a, G>(&self, guard: MutexGuard<'a, G>) -> MutexGuard<'a, G> {
-        self.waiters.fetch_add(1, Ordering::Relaxed);
+        self.waiters.fetch_add(1, Ordering::SeqCst);
         let guard = self.cv.wait(guard).unwrap_or_else(PoisonError::into_inner);
-        self.waiters.fetch_sub(1, Ordering::Relaxed);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
         guard
     }
 
@@ -116,23 +126,23 @@ impl Condition {
     /// `Condition.awaitNanos()`: as [`Condition::await_signal`], but wakes at `deadline`.
     fn await_until<'a, G>(&self, guard: MutexGuard<'a, G>, deadline: Instant) -> MutexGuard<'a, G> {
         let left = deadline.saturating_duration_since(Instant::now());
-        self.waiters.fetch_add(1, Ordering::Relaxed);
+        self.waiters.fetch_add(1, Ordering::SeqCst);
         let (guard, _) = self.cv.wait_timeout(guard, left).unwrap_or_else(PoisonError::into_inner);
-        self.waiters.fetch_sub(1, Ordering::Relaxed);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
         guard
     }
 
     /// `Condition.signal()`. The guard proves the caller holds the condition's lock (as Java
     /// requires); it must be the lock this condition is used with.
     fn signal<G>(&self, _lock_held: &MutexGuard<'_, G>) {
-        if self.waiters.load(Ordering::Relaxed) > 0 {
+        if self.waiters.load(Ordering::SeqCst) > 0 {
             self.cv.notify_one();
         }
     }
 
     /// `Condition.signalAll()`; same requirement as [`Condition::signal`].
     fn signal_all<G>(&self, _lock_held: &MutexGuard<'_, G>) {
-        if self.waiters.load(Ordering::Relaxed) > 0 {
+        if self.waiters.load(Ordering::SeqCst) > 0 {
             self.cv.notify_all();
         }
     }
@@ -330,7 +340,7 @@ impl<T> LinkedBlockingQueue<T> {
 
     /// Elements in the queue now (Java's `size()`).
     pub fn len(&self) -> usize {
-        self.count.load(Ordering::Acquire)
+        self.count.load(Ordering::SeqCst)
     }
 
     /// Whether the queue holds no element now.
@@ -345,7 +355,7 @@ impl<T> LinkedBlockingQueue<T> {
 
     /// Whether [`LinkedBlockingQueue::close`] has been called.
     pub fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
+        self.closed.load(Ordering::SeqCst)
     }
 
     /// Closes the queue (the deviation that stands in for Java's thread interrupts): every
@@ -354,7 +364,7 @@ impl<T> LinkedBlockingQueue<T> {
     pub fn close(&self) {
         {
             let put = self.lock_put();
-            self.closed.store(true, Ordering::Release);
+            self.closed.store(true, Ordering::SeqCst);
             self.not_full.signal_all(&put);
         }
         let take = self.lock_take();
@@ -381,7 +391,7 @@ impl<T> LinkedBlockingQueue<T> {
     /// where this returns [`OfferError::Full`]).
     pub fn offer(&self, item: T) -> Result<(), OfferError<T>> {
         // Java's fast path: fail on a full queue without allocating or locking.
-        if self.count.load(Ordering::Acquire) == self.capacity {
+        if self.count.load(Ordering::SeqCst) == self.capacity {
             return Err(if self.is_closed() {
                 OfferError::Closed(item)
             } else {
@@ -390,9 +400,9 @@ impl<T> LinkedBlockingQueue<T> {
         }
         let node = Node::alloc(MaybeUninit::new(item));
         let put = self.lock_put();
-        let refused: Option<fn(T) -> OfferError<T>> = if self.closed.load(Ordering::Acquire) {
+        let refused: Option<fn(T) -> OfferError<T>> = if self.closed.load(Ordering::SeqCst) {
             Some(OfferError::Closed)
-        } else if self.count.load(Ordering::Acquire) == self.capacity {
+        } else if self.count.load(Ordering::SeqCst) == self.capacity {
             Some(OfferError::Full)
         } else {
             None
@@ -439,17 +449,17 @@ impl<T> LinkedBlockingQueue<T> {
     /// not; see [`LinkedBlockingQueue::is_closed`]).
     pub fn poll(&self) -> Option<T> {
         // Java's fast path: an empty queue is answered without the lock.
-        if self.count.load(Ordering::Acquire) == 0 {
+        if self.count.load(Ordering::SeqCst) == 0 {
             return None;
         }
         let (item, before) = {
             let mut take = self.lock_take();
-            if self.count.load(Ordering::Acquire) == 0 {
+            if self.count.load(Ordering::SeqCst) == 0 {
                 return None;
             }
             // SAFETY: we hold the take lock of this queue and saw `count > 0` under it.
             let item = unsafe { Self::dequeue(&mut take) };
-            let before = self.count.fetch_sub(1, Ordering::AcqRel);
+            let before = self.count.fetch_sub(1, Ordering::SeqCst);
             if before > 1 {
                 self.not_empty.signal(&take);
             }
@@ -485,7 +495,7 @@ impl<T> LinkedBlockingQueue<T> {
         }
         let (n, before) = {
             let mut take = self.lock_take();
-            let n = self.count.load(Ordering::Acquire).min(max);
+            let n = self.count.load(Ordering::SeqCst).min(max);
             if n == 0 {
                 return 0;
             }
@@ -511,7 +521,7 @@ impl<T> LinkedBlockingQueue<T> {
             if ready != Ready::Yes {
                 return 0;
             }
-            let available = self.count.load(Ordering::Acquire);
+            let available = self.count.load(Ordering::SeqCst);
             handoff::batch_counter!("queue_depth", available);
             let n = available.min(max);
             let before = {
@@ -571,9 +581,9 @@ impl<T> LinkedBlockingQueue<T> {
         deadline: Option<Instant>,
     ) -> (MutexGuard<'a, PutSide<T>>, Ready) {
         let state = |q: &Self| {
-            if q.closed.load(Ordering::Acquire) {
+            if q.closed.load(Ordering::SeqCst) {
                 Some(Ready::Closed)
-            } else if q.count.load(Ordering::Acquire) < q.capacity {
+            } else if q.count.load(Ordering::SeqCst) < q.capacity {
                 Some(Ready::Yes)
             } else {
                 None
@@ -604,12 +614,12 @@ impl<T> LinkedBlockingQueue<T> {
         deadline: Option<Instant>,
     ) -> (MutexGuard<'a, TakeSide<T>>, Ready) {
         let state = |q: &Self| {
-            if q.count.load(Ordering::Acquire) > 0 {
+            if q.count.load(Ordering::SeqCst) > 0 {
                 Some(Ready::Yes)
-            } else if q.closed.load(Ordering::Acquire) {
+            } else if q.closed.load(Ordering::SeqCst) {
                 // Every successful put incremented `count` before `closed` was set (both
                 // under the put lock): having read `closed`, this load sees them all.
-                Some(if q.count.load(Ordering::Acquire) > 0 { Ready::Yes } else { Ready::Closed })
+                Some(if q.count.load(Ordering::SeqCst) > 0 { Ready::Yes } else { Ready::Closed })
             } else {
                 None
             }
@@ -644,7 +654,7 @@ impl<T> LinkedBlockingQueue<T> {
             }
             // SAFETY: we hold this queue's take lock and `await_item` saw `count > 0` under it.
             let item = unsafe { Self::dequeue(&mut take) };
-            let before = self.count.fetch_sub(1, Ordering::AcqRel);
+            let before = self.count.fetch_sub(1, Ordering::SeqCst);
             // Java's cascade: wake the next taker if elements remain.
             if before > 1 {
                 self.not_empty.signal(&take);
@@ -669,8 +679,7 @@ impl<T> LinkedBlockingQueue<T> {
         // the `count` increment below publishes it.
         unsafe { (*put.last).next = node };
         put.last = node;
-        // SeqCst: one side of `not_empty`'s handshake (see `signal_not_empty`); on x86 the
-        // same locked instruction as AcqRel.
+        // One side of `not_empty`'s handshake (see `signal_not_empty`).
         let before = self.count.fetch_add(1, Ordering::SeqCst);
         if before + 1 < self.capacity {
             self.not_full.signal(&put);
@@ -742,7 +751,7 @@ struct Taken<'a, T> {
 
 impl<T> Taken<'_, T> {
     fn finish(mut self) -> usize {
-        let before = self.queue.count.fetch_sub(self.n, Ordering::AcqRel);
+        let before = self.queue.count.fetch_sub(self.n, Ordering::SeqCst);
         self.n = 0;
         before
     }
@@ -751,7 +760,7 @@ impl<T> Taken<'_, T> {
 impl<T> Drop for Taken<'_, T> {
     fn drop(&mut self) {
         if self.n > 0 {
-            let before = self.queue.count.fetch_sub(self.n, Ordering::AcqRel);
+            let before = self.queue.count.fetch_sub(self.n, Ordering::SeqCst);
             if before == self.queue.capacity {
                 self.queue.signal_not_full();
             }
@@ -948,11 +957,11 @@ mod tests {
     impl<T> LinkedBlockingQueue<T> {
         fn not_full_waiters(&self) -> usize {
             let _put = self.lock_put();
-            self.not_full.waiters.load(Ordering::Relaxed)
+            self.not_full.waiters.load(Ordering::SeqCst)
         }
         fn not_empty_waiters(&self) -> usize {
             let _take = self.lock_take();
-            self.not_empty.waiters.load(Ordering::Relaxed)
+            self.not_empty.waiters.load(Ordering::SeqCst)
         }
     }
 }
