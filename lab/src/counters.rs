@@ -6,8 +6,9 @@
 //! * A run's [`Probe`] opens the process counters and enables them right after the handoff
 //!   is opened, before the run's threads are spawned: threads spawned later are counted
 //!   through `inherit`, and the window is the one `page_faults` already covers (the run's
-//!   own, from after `open` until every thread is joined). [`Probe::finish`] disables and
-//!   reads them after the joins.
+//!   own, from after `open` until every thread is joined). [`Probe::finish`] waits for the
+//!   joined threads to be gone (an inherited count reaches the parent only then), disables
+//!   and reads them.
 //! * Each run thread opens its own counters at its start ([`ThreadProbe::open`]), enables
 //!   them when it leaves the start barrier and reads them when its loop ends, so nothing
 //!   outside the timed section is counted for it.
@@ -25,6 +26,8 @@
 use perf_counters::{Counters, CountersBuilder, EVENTS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// Set to `1` in a child: every counter is forced unavailable.
 pub const UNAVAILABLE_ENV: &str = "LAB_COUNTERS_UNAVAILABLE";
@@ -92,8 +95,14 @@ impl Probe {
 
     /// Reads the process counters (call after every run thread is joined) and puts them,
     /// with the threads' readings, per message. `None` when the run was not counted.
+    ///
+    /// An inherited counter adds a thread's counts to its parent's only as the thread
+    /// exits (`perf_event_exit_task`), which the kernel does after it has woken the
+    /// joiner: a read straight after `join` can miss a whole thread. So this first waits
+    /// until each reading's thread has left `/proc/self/task`, which happens later still.
     pub fn finish(self, messages: u64, threads: Vec<ThreadReading>) -> Option<RunCounters> {
         let on = self.on?;
+        let lingering = wait_exited(&threads);
         let _ = on.process.disable();
         let process = perf_counters::per_message(&on.process.read(), messages);
         let mut notes: Vec<String> = Vec::new();
@@ -106,6 +115,11 @@ impl Probe {
             }
         };
         note(on.process.note());
+        for name in lingering {
+            note(Some(&format!(
+                "{name} had not exited {EXIT_WAIT:?} after its join: the process counts may miss its own"
+            )));
+        }
         let mut by_thread = BTreeMap::new();
         for t in threads {
             note(t.note.as_deref());
@@ -114,6 +128,20 @@ impl Probe {
         let note = (!notes.is_empty()).then(|| notes.join("; "));
         Some(RunCounters { process, threads: by_thread, note })
     }
+}
+
+/// How long [`Probe::finish`] waits for a joined thread to be gone.
+const EXIT_WAIT: Duration = Duration::from_secs(1);
+
+/// Waits until every reading's thread has left `/proc/self/task` (or [`EXIT_WAIT`] has
+/// passed); the names of those still there.
+fn wait_exited(threads: &[ThreadReading]) -> Vec<String> {
+    let gone = |t: &ThreadReading| !Path::new(&format!("/proc/self/task/{}", t.tid)).exists();
+    let deadline = Instant::now() + EXIT_WAIT;
+    while !threads.iter().all(gone) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    threads.iter().filter(|t| !gone(t)).map(|t| t.name.clone()).collect()
 }
 
 /// A run thread's counters: opened inside the thread, enabled at its timed section.
@@ -132,6 +160,8 @@ pub struct ThreadReading {
     pub values: Values,
     /// Why values are `None`.
     pub note: Option<String>,
+    /// The thread's kernel id.
+    pub tid: u32,
 }
 
 impl ThreadProbe {
@@ -153,7 +183,12 @@ impl ThreadProbe {
     pub fn read(self, name: &str) -> Option<ThreadReading> {
         let c = self.counters?;
         let values = c.read();
-        Some(ThreadReading { name: name.to_string(), values, note: c.note().map(str::to_string) })
+        Some(ThreadReading {
+            name: name.to_string(),
+            values,
+            note: c.note().map(str::to_string),
+            tid: perf_counters::gettid(),
+        })
     }
 }
 
