@@ -16,9 +16,12 @@
 //!   ratio adapted/raw goes into a median with an order-statistic interval
 //!   (`lab::stats::median_ci`), printed and written to `<criterion dir>/adapter-cost.json`.
 //!
+//! * `probes/speed`, `probes/ping-pong`: what the machine probes run before every fork
+//!   cost the fork's start.
+//!
 //! `cargo bench -p lab --bench handoff -- handoff` runs the headline comparison,
-//! `… -- adapter-cost` the adapters' cost; `cargo test -p lab --benches` runs every routine
-//! once (criterion's test mode) on a few messages.
+//! `… -- adapter-cost` the adapters' cost, `… -- probes` the probes'; `cargo test -p lab
+//! --benches` runs every routine once (criterion's test mode) on a few messages.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use handoff::{Checker, Consumer, Handoff, Message, Producer};
@@ -568,6 +571,15 @@ fn report(costs: &[Cost]) {
     }
 }
 
+/// What the machine probes the parent runs before every fork cost (`lab::runner::speed`):
+/// time a fork's start waits for them.
+fn probes(c: &mut Criterion) {
+    let mut g = c.benchmark_group("probes");
+    g.bench_function("speed", |b| b.iter(lab::runner::speed::probe));
+    g.bench_function("ping-pong", |b| b.iter(lab::runner::speed::ping_pong));
+    g.finish();
+}
+
 fn config() -> Criterion {
     // Short by default (the CLI's --sample-size, --warm-up-time, --measurement-time
     // override these): 10 samples, as the ring crate's benches.
@@ -580,6 +592,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = headline, adapter_cost
+    targets = headline, adapter_cost, probes
 }
 criterion_main!(benches);

@@ -8,7 +8,7 @@
 
 use crate::experiment::Failure;
 use crate::report::fmt_num;
-use crate::results::{Disturbance, Ratio, Results, Row, Status, SCHEMA_VERSION};
+use crate::results::{probe_values, Probe, Ratio, Results, Row, Status, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
 
 fn results_file(p: &Path) -> PathBuf {
@@ -113,17 +113,9 @@ pub fn judge_repeat(a: &Ratio, b: &Ratio) -> Change {
 /// Differences of the runs' median probes from this on are noted.
 const PROBE_NOTE: f64 = 0.03;
 
-/// Reads one of the machine probes from a fork's disturbance record.
-type Probe = fn(&Disturbance) -> Option<f64>;
-
 /// A probe's median over every fork of a run, if recorded.
 fn probe_median(r: &Results, probe: Probe) -> Option<f64> {
-    let v: Vec<f64> = r
-        .results
-        .iter()
-        .flat_map(|x| x.forks.iter().filter_map(|f| probe(&f.disturbance)))
-        .collect();
-    crate::stats::median(&v)
+    crate::stats::median(&probe_values(r.results.iter().flat_map(|x| &x.forks), probe))
 }
 
 /// `lab compare A B`.

@@ -85,6 +85,14 @@ pub struct Disturbance {
     pub cpu_ping_pong_ns: Option<f64>,
 }
 
+/// Reads one of the machine probes from a fork's disturbance record.
+pub type Probe = fn(&Disturbance) -> Option<f64>;
+
+/// The values `probe` recorded over `forks`; forks without one are left out.
+pub fn probe_values<'a>(forks: impl IntoIterator<Item = &'a Fork>, probe: Probe) -> Vec<f64> {
+    forks.into_iter().filter_map(|f| probe(&f.disturbance)).collect()
+}
+
 /// One fork: a fresh child process that ran the cell's warm-up and measured runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Fork {

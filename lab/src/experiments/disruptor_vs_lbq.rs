@@ -981,10 +981,10 @@ fn forks_table(r: &Results) -> Table {
 /// "1.05 (0.98–1.13)": a probe's median and range over `forks`, to `digits`, or "–".
 fn probe_text(
     forks: &[crate::results::Fork],
-    probe: impl Fn(&crate::results::Disturbance) -> Option<f64>,
+    probe: crate::results::Probe,
     digits: usize,
 ) -> String {
-    let v: Vec<f64> = forks.iter().filter_map(|f| probe(&f.disturbance)).collect();
+    let v = crate::results::probe_values(forks, probe);
     match (
         crate::stats::median(&v),
         v.iter().copied().reduce(f64::min),
