@@ -131,9 +131,9 @@ fn environment<C>(shared: &Shared, plan: &Plan<C>) -> Environment {
     env.measured_runs = shared.runs as usize;
     env.rounds = shared.rounds as usize;
     env.messages = plan.input_size;
-    env.scheduling = "timed forks run one at a time, nothing else of the lab running; the \
-                      untimed heap and trace children run side by side (a rayon pool of 2) \
-                      after the rounds"
+    env.scheduling = "timed forks run one at a time, nothing else of the lab running; after \
+                      the rounds the untimed heap children run side by side (a rayon pool of \
+                      2), then the trace children one at a time"
         .into();
     env.tracing = match shared.trace {
         TraceMode::Off => "off".into(),

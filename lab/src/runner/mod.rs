@@ -4,8 +4,9 @@
 //! groups' order rotates by one each round and so do the cells within each group, which
 //! always run side by side, so that every cell meets the same phases of a noisy machine
 //! and the rows a ratio pairs ran seconds apart. Timed forks run one at a time and nothing else of the lab runs beside them.
-//! After the rounds, the heap and trace passes (untimed) run side by side on a rayon pool
-//! of two. Every child is watched ([`child`]): a heartbeat per run, its process group
+//! After the rounds come the untimed passes: the heap passes side by side on a rayon pool
+//! of two, then the trace passes one at a time, each alone, since a trace records where
+//! threads waited and a child beside it would take its CPU. Every child is watched ([`child`]): a heartbeat per run, its process group
 //! killed on a stall or an interrupt. Progress is one bar with an ETA for every
 //! experiment (plain lines when stderr is not a terminal).
 
@@ -264,7 +265,8 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
     }
 }
 
-/// The untimed passes, two at a time; true when interrupted.
+/// The untimed passes: the heap passes two at a time, then the trace passes one at a
+/// time; true when interrupted.
 fn run_passes<E: Experiment>(
     cells: &mut [CellRecord<E>],
     passes: &[(usize, bool)],
@@ -312,10 +314,13 @@ fn run_passes<E: Experiment>(
             PassJob { cell: i, heap, spec, program: program.to_path_buf(), what, file }
         })
         .collect();
-    let results: Vec<Option<PassRecord<E::Outcome>>> =
-        pool.install(|| jobs.par_iter().map(|j| run_pass::<E>(j, shared, dir, progress)).collect());
+    let (heap_jobs, trace_jobs): (Vec<&PassJob>, Vec<&PassJob>) = jobs.iter().partition(|j| j.heap);
+    let mut results: Vec<(&PassJob, Option<PassRecord<E::Outcome>>)> = pool.install(|| {
+        heap_jobs.par_iter().map(|&j| (j, run_pass::<E>(j, shared, dir, progress))).collect()
+    });
+    results.extend(trace_jobs.into_iter().map(|j| (j, run_pass::<E>(j, shared, dir, progress))));
     let mut interrupted = false;
-    for (j, rec) in jobs.iter().zip(results) {
+    for (j, rec) in results {
         match rec {
             None => interrupted = true,
             Some(r) if j.heap => cells[j.cell].heap = Some(r),

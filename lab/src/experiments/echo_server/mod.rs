@@ -541,8 +541,8 @@ fn one_run(
 
 fn run_fork(cell: &EchoCell, ctx: &mut Ctx) -> Result<EchoOutcome, String> {
     // The untimed passes make one run each, without ab (a program outside the profile and
-    // the recorder), and on an ephemeral port: they run two at a time, so a fixed port
-    // would collide.
+    // the recorder), and on an ephemeral port: the heap passes run two at a time, so a
+    // fixed port would collide.
     let timed = ctx.pass == Pass::Timed;
     let (warmup, runs, with_ab, port) =
         if timed { (cell.warmup, cell.runs, cell.ab, cell.port) } else { (0, 1, false, 0) };
