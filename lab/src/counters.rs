@@ -26,7 +26,6 @@
 use perf_counters::{Counters, CountersBuilder, EVENTS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Set to `1` in a child: every counter is forced unavailable.
@@ -133,15 +132,23 @@ impl Probe {
 /// How long [`Probe::finish`] waits for a joined thread to be gone.
 const EXIT_WAIT: Duration = Duration::from_secs(1);
 
-/// Waits until every reading's thread has left `/proc/self/task` (or [`EXIT_WAIT`] has
-/// passed); the names of those still there.
+/// Waits until no reading's thread is listed in `/proc/self/task` (or [`EXIT_WAIT`] has
+/// passed); the names of those still listed.
 fn wait_exited(threads: &[ThreadReading]) -> Vec<String> {
-    let gone = |t: &ThreadReading| !Path::new(&format!("/proc/self/task/{}", t.tid)).exists();
     let deadline = Instant::now() + EXIT_WAIT;
-    while !threads.iter().all(gone) && Instant::now() < deadline {
+    loop {
+        // An unreadable listing counts as empty: there is nothing to wait on.
+        let alive = perf_counters::threads_of(std::process::id()).unwrap_or_default();
+        let lingering: Vec<String> = threads
+            .iter()
+            .filter(|t| alive.binary_search(&t.tid).is_ok())
+            .map(|t| t.name.clone())
+            .collect();
+        if lingering.is_empty() || Instant::now() >= deadline {
+            return lingering;
+        }
         std::thread::sleep(Duration::from_micros(50));
     }
-    threads.iter().filter(|t| !gone(t)).map(|t| t.name.clone()).collect()
 }
 
 /// A run thread's counters: opened inside the thread, enabled at its timed section.

@@ -3,10 +3,11 @@
 //! Each round runs every timed cell once, each as a fresh child process (a fork); the
 //! groups' order rotates by one each round and so do the cells within each group, which
 //! always run side by side, so that every cell meets the same phases of a noisy machine
-//! and the rows a ratio pairs ran seconds apart. Timed forks run one at a time and nothing else of the lab runs beside them.
-//! After the rounds come the untimed passes: the heap passes side by side on a rayon pool
-//! of two, then the trace passes one at a time, each alone, since a trace records where
-//! threads waited and a child beside it would take its CPU. Every child is watched ([`child`]): a heartbeat per run, its process group
+//! and the rows a ratio pairs ran seconds apart. Timed forks run one at a time and nothing
+//! else of the lab runs beside them. After the rounds come the untimed passes: the heap
+//! passes side by side on a rayon pool of two, then the trace passes one at a time, each
+//! alone, since a trace records where threads waited and a child beside it would take its
+//! CPU. Every child is watched ([`child`]): a heartbeat per run, its process group
 //! killed on a stall or an interrupt. Progress is one bar with an ETA for every
 //! experiment (plain lines when stderr is not a terminal).
 
