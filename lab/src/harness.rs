@@ -21,6 +21,19 @@ use std::time::Instant;
 /// The most measured runs a fork makes to reach `min_measure_ms`.
 pub const MAX_RUNS: usize = 100;
 
+/// Messages in each warm-up run of a timed fork (fewer if the run has fewer): a warm-up
+/// warms the code, the allocator and the caches, which a short run does as well as a long
+/// one, and a full-length one cost the locked queue's forks a quarter of their time.
+pub const WARMUP_MESSAGES: u64 = 1 << 17;
+
+/// Runs that spread this widely (interquartile range over median) make a fork measure on to
+/// `spread_measure_ms`: time-sliced runs, where threads outnumber cores, vary run by run
+/// with where the kernel put each thread, and their median needs more of them.
+pub const WIDE_SPREAD: f64 = 0.3;
+
+/// The fewest measured runs whose spread is judged.
+pub const SPREAD_MIN_RUNS: usize = 8;
+
 /// Payload sizes the lab compiles the loop for (`handoff::Message<N>` is const-generic).
 pub const PAYLOADS: &[usize] = &[16, 64, 256];
 
@@ -56,6 +69,10 @@ pub struct CellSpec {
     /// short runs (a fast handoff's) are noisy one by one, and their median needs more.
     #[serde(default)]
     pub min_measure_ms: f64,
+    /// A timed fork whose runs spread wider than [`WIDE_SPREAD`] keeps measuring until they
+    /// add up to this many ms (0: never).
+    #[serde(default)]
+    pub spread_measure_ms: f64,
     /// Extra sampled/unsampled run pairs measuring the cost of sampling (timed forks).
     pub sampling_ab_pairs: usize,
     /// Messages in a heap pass's run.
@@ -530,7 +547,7 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     let faults = page_faults() - faults0;
     threads.push(consumed.usage);
     let ms = consumed.end.duration_since(t0).as_secs_f64() * 1e3;
-    let verdict = consumed.checker.verdict::<N>(&per);
+    let verdict = consumed.checker.verdict_against(&per, expected_checksum::<N>(&per));
     let process_cpu_ms = cpu1 - cpu0;
     Ok((
         RunResult {
@@ -549,6 +566,23 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
         },
         consumed.hist,
     ))
+}
+
+/// [`handoff::expected_checksum`] of `per`, computed once per run shape: a fork repeats
+/// one shape, and the sum costs a digest per message (milliseconds a run, outside its
+/// timing, but a share of the fork's wall time).
+fn expected_checksum<const N: usize>(per: &[u64]) -> u64 {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(usize, Vec<u64>, u64)>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some((n, p, sum)) if *n == N && p == per => *sum,
+        _ => {
+            let sum = handoff::expected_checksum::<N>(per);
+            *last = Some((N, per.to_vec(), sum));
+            sum
+        }
+    })
 }
 
 /// Measures what one sample costs: a clock read at send, one at receipt, a histogram
@@ -601,10 +635,9 @@ fn run_cell<H: Handoff, const N: usize>(
     };
     match ctx.pass.clone() {
         Pass::Timed => {
+            let warm = spec.messages.min(WARMUP_MESSAGES);
             for _ in 0..spec.warmup {
-                out.warmup.push(
-                    run_once::<H, N, false>(handoff, spec, spec.messages, spec.sample_every)?.0,
-                );
+                out.warmup.push(run_once::<H, N, false>(handoff, spec, warm, spec.sample_every)?.0);
                 ctx.heartbeat();
             }
             // A traced twin records its measured runs only: the warm-up stays unrecorded.
@@ -613,10 +646,7 @@ fn run_cell<H: Handoff, const N: usize>(
                 None => None,
             };
             let mut merged = new_histogram();
-            let mut measured_ms = 0.0;
-            while out.runs.len() < spec.runs
-                || (measured_ms < spec.min_measure_ms && out.runs.len() < MAX_RUNS)
-            {
+            while more_runs(spec, &out.runs) {
                 let (n, every) = (spec.messages, spec.sample_every);
                 let (r, h) = if recording.is_some() {
                     run_counted::<H, N, true>(handoff, spec, n, every, true)?
@@ -626,7 +656,6 @@ fn run_cell<H: Handoff, const N: usize>(
                 if r.valid && spec.sample_every > 0 {
                     merged.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?;
                 }
-                measured_ms += r.ms;
                 out.runs.push(r);
                 ctx.heartbeat();
             }
@@ -681,6 +710,33 @@ fn run_cell<H: Handoff, const N: usize>(
     Ok(out)
 }
 
+/// Whether a timed fork makes another measured run after `runs`: up to `spec.runs`; then
+/// until they add up to about `min_measure_ms` (it stops where one more run would overshoot
+/// by more than the fork now falls short, so that a cell of 130 ms runs makes two, not
+/// three, for 300 ms); then, while they spread wider than [`WIDE_SPREAD`], until
+/// `spread_measure_ms`. Never past [`MAX_RUNS`].
+fn more_runs(spec: &CellSpec, runs: &[RunResult]) -> bool {
+    more_runs_of(spec.runs, spec.min_measure_ms, spec.spread_measure_ms, runs)
+}
+
+fn more_runs_of(least: usize, min_ms: f64, spread_ms: f64, runs: &[RunResult]) -> bool {
+    let n = runs.len();
+    if n < least.max(1) {
+        return true;
+    }
+    if n >= MAX_RUNS {
+        return false;
+    }
+    let total: f64 = runs.iter().map(|r| r.ms).sum();
+    if total + total / n as f64 / 2.0 < min_ms {
+        return true;
+    }
+    total < spread_ms && n >= SPREAD_MIN_RUNS && {
+        let ms: Vec<f64> = runs.iter().filter(|r| r.valid).map(|r| r.ms).collect();
+        crate::stats::quartile_spread(&ms).is_some_and(|s| s > WIDE_SPREAD)
+    }
+}
+
 /// Runs a cell as its spec says; the entry point of every child.
 pub fn run_spec(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     if spec.producers == 0 || spec.messages == 0 {
@@ -692,4 +748,35 @@ pub fn run_spec(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
         variants::check_wait(w)?;
     }
     variants::dispatch(&spec.settings(), CellJob { spec, ctx })?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(ms: &[f64]) -> Vec<RunResult> {
+        ms.iter().map(|&ms| RunResult { ms, valid: true, ..Default::default() }).collect()
+    }
+
+    #[test]
+    fn a_fork_measures_to_about_its_time_then_on_while_its_runs_spread() {
+        // At least `least` runs, whatever the time.
+        assert!(more_runs_of(2, 0.0, 0.0, &runs(&[500.0])));
+        // 130 ms runs for 300 ms: two (260 ms, 40 short) rather than three (90 over).
+        assert!(more_runs_of(2, 300.0, 0.0, &runs(&[130.0])));
+        assert!(!more_runs_of(2, 300.0, 0.0, &runs(&[130.0, 130.0])));
+        // 100 ms runs: a third lands on 300.
+        assert!(more_runs_of(2, 300.0, 0.0, &runs(&[100.0, 100.0])));
+        assert!(!more_runs_of(2, 300.0, 0.0, &runs(&[100.0, 100.0, 100.0])));
+        // Steady 20 ms runs stop at 300 ms; the same time in runs spread ±50% goes on to 900.
+        let steady = runs(&[20.0; 15]);
+        assert!(!more_runs_of(2, 300.0, 900.0, &steady));
+        let spread: Vec<f64> = (0..15).map(|i| [10.0, 20.0, 30.0][i % 3]).collect();
+        assert!(more_runs_of(2, 300.0, 900.0, &runs(&spread)));
+        let spread: Vec<f64> = (0..45).map(|i| [10.0, 20.0, 30.0][i % 3]).collect();
+        assert!(!more_runs_of(2, 300.0, 900.0, &runs(&spread)), "900 ms reached");
+        assert!(!more_runs_of(2, 300.0, 0.0, &runs(&spread[..15])), "0: never");
+        // Never past MAX_RUNS, however short the runs.
+        assert!(!more_runs_of(2, 300.0, 900.0, &runs(&[1.0; MAX_RUNS])));
+    }
 }

@@ -92,6 +92,22 @@ pub fn median(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| median_sorted(&sorted(xs)))
 }
 
+/// The interquartile range of `xs` over its median (quartiles by linear interpolation
+/// between order statistics); `None` below 4 samples or with a median of 0.
+pub fn quartile_spread(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 4 {
+        return None;
+    }
+    let v = sorted(xs);
+    let at = |q: f64| {
+        let h = q * (v.len() - 1) as f64;
+        let (i, f) = (h.floor() as usize, h.fract());
+        v[i] + (v[(i + 1).min(v.len() - 1)] - v[i]) * f
+    };
+    let m = at(0.5);
+    (m > 0.0).then(|| (at(0.75) - at(0.25)) / m)
+}
+
 /// A 95% confidence interval of the median of `xs` from order statistics
 /// (distribution-free): see [`median_ci_at`]. `None` below 6 samples.
 pub fn median_ci(xs: &[f64]) -> Option<(f64, f64, f64)> {
@@ -238,6 +254,18 @@ mod tests {
         assert_eq!((one.median, one.stddev, one.ci999_half), (7.0, 0.0, None));
         assert_eq!(Summary::of(&[1.0, 2.0]).unwrap().median, 1.5);
         assert!(Summary::of(&[]).is_none());
+    }
+
+    #[test]
+    fn quartile_spread_is_the_iqr_over_the_median() {
+        // Quartiles of 1..=9: 3, 5, 7 → (7 − 3) / 5.
+        let xs: Vec<f64> = (1..=9).rev().map(f64::from).collect();
+        assert!((quartile_spread(&xs).unwrap() - 0.8).abs() < 1e-12);
+        // 1, 2, 3, 4: 1.75, 2.5, 3.25 → 1.5 / 2.5.
+        assert!((quartile_spread(&[4.0, 1.0, 3.0, 2.0]).unwrap() - 0.6).abs() < 1e-12);
+        assert_eq!(quartile_spread(&[10.0; 6]), Some(0.0));
+        assert!(quartile_spread(&[1.0, 2.0, 3.0]).is_none());
+        assert!(quartile_spread(&[0.0; 5]).is_none());
     }
 
     #[test]

@@ -370,12 +370,13 @@ impl Checker {
     /// Compares what arrived with what producer `i` sent: `sent_per_producer[i]` messages
     /// numbered `0..n`.
     pub fn verdict<const N: usize>(&self, sent_per_producer: &[u64]) -> Verdict {
-        let mut expected = 0u64;
-        for (p, &n) in sent_per_producer.iter().enumerate() {
-            for seq in 0..n {
-                expected = expected.wrapping_add(Message::<N>::new(p as u32, seq).digest());
-            }
-        }
+        self.verdict_against(sent_per_producer, expected_checksum::<N>(sent_per_producer))
+    }
+
+    /// [`Checker::verdict`] with the sent messages' checksum given: `expected` must be
+    /// [`expected_checksum`] of `sent_per_producer` (a harness that repeats one run shape
+    /// computes it once; it costs a digest per message).
+    pub fn verdict_against(&self, sent_per_producer: &[u64], expected: u64) -> Verdict {
         let sent: u64 = sent_per_producer.iter().sum();
         let tails_ok = self.next_seq.len() == sent_per_producer.len()
             && self.next_seq.iter().zip(sent_per_producer).all(|(a, b)| a == b);
@@ -387,6 +388,18 @@ impl Checker {
             unknown_producer: self.unknown_producer,
         }
     }
+}
+
+/// The checksum a [`Checker`] reaches when producer `i` sent `sent_per_producer[i]`
+/// messages numbered `0..n`, each received once.
+pub fn expected_checksum<const N: usize>(sent_per_producer: &[u64]) -> u64 {
+    let mut expected = 0u64;
+    for (p, &n) in sent_per_producer.iter().enumerate() {
+        for seq in 0..n {
+            expected = expected.wrapping_add(Message::<N>::new(p as u32, seq).digest());
+        }
+    }
+    expected
 }
 
 /// Splits `total` messages over `producers` as evenly as possible: the first

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 pub struct DisruptorVsLbq;
 
 /// Messages per run by default: the default run (two variants × six P in 27 rounds, plus
-/// the heap and trace passes) ends in about four minutes on 2 cores. The seed used 32Mi.
+/// the heap and trace passes) ends in about two minutes on 2 cores. The seed used 32Mi.
 pub const DEFAULT_MESSAGES: &str = "1Mi";
 
 /// Heap runs are slow (a backtrace per allocation): at most this many messages.
@@ -92,10 +92,15 @@ pub struct DvlArgs {
     /// Most messages the consumer takes per recv_batch (1: recv one at a time).
     #[arg(long, value_parser = size, default_value = "1024")]
     pub batch: u64,
-    /// Each timed fork keeps measuring past --runs until its measured runs add up to this
-    /// many ms (at most 100 runs): the ring's runs are short and noisy one by one.
+    /// Each timed fork keeps measuring past --runs until its measured runs add up to about
+    /// this many ms (at most 100 runs): the ring's runs are short and noisy one by one.
     #[arg(long, value_parser = size, default_value = "300")]
     pub min_fork_ms: u64,
+    /// A timed fork whose runs spread widely (interquartile range over 30% of their median,
+    /// as time-sliced runs do where threads outnumber cores) keeps measuring until they add
+    /// up to this many ms (0: never).
+    #[arg(long, value_parser = size, default_value = "900")]
+    pub spread_fork_ms: u64,
     /// JVM flags of the jvm-* rows.
     #[arg(long, default_value = crate::jvm::DEFAULT_FLAGS, allow_hyphen_values = true)]
     pub jvm_flags: String,
@@ -220,7 +225,7 @@ impl Experiment for DisruptorVsLbq {
     const DEFAULTS: Defaults = Defaults {
         // A ratio's 99% repeat interval steps inward only at some n, and is exact only for
         // odd n: 27 rounds take the 5th and 23rd per-round ratio (18 took the 2nd and
-        // 17th, about half as wide again), at about three and a half minutes of forks.
+        // 17th, about half as wide again), at about two minutes of forks on 2 cores.
         rounds: 27,
         runs: 2,
         warmup: 1,
@@ -302,6 +307,7 @@ impl Experiment for DisruptorVsLbq {
                         heap_messages,
                         trace_messages,
                         min_measure_ms: a.min_fork_ms as f64,
+                        spread_measure_ms: a.spread_fork_ms as f64,
                         in_run_trace: None,
                         jvm: classes.as_ref().filter(|_| is_jvm(v)).map(|c| {
                             crate::harness::JvmSettings {
@@ -1268,11 +1274,19 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
         ),
         format!(
             "A timed fork makes at least --runs measured runs and keeps measuring until they \
-             add up to {} ms (at most {} runs), as a JMH iteration has a measurement time: a \
-             fast handoff's 20 ms runs are noisy one by one, and its fork's median needs more \
-             of them. Every run is kept (runs_ms).",
+             add up to about {} ms (it stops where one more run would overshoot by more than \
+             it falls short; at most {} runs), as a JMH iteration has a measurement time: a \
+             fast handoff's runs are noisy one by one, and its fork's median needs more of \
+             them. A fork whose runs spread wider than {:.0}% (interquartile range over \
+             median, judged from {} runs on: time-sliced runs, where threads outnumber cores) \
+             measures on to {} ms. Its warm-up runs move min(messages, {}) messages each. \
+             Every run is kept (runs_ms).",
             a.min_fork_ms,
-            harness::MAX_RUNS
+            harness::MAX_RUNS,
+            harness::WIDE_SPREAD * 100.0,
+            harness::SPREAD_MIN_RUNS,
+            a.spread_fork_ms,
+            harness::WARMUP_MESSAGES
         ),
         placement_line(a.placement),
         format!(

@@ -178,6 +178,7 @@ pub(super) fn run(cell: &Cell, ctx: &mut Ctx) -> Result<ModeOutcome, String> {
         trace_messages: cell.messages,
         jvm: None,
         min_measure_ms: 0.0,
+        spread_measure_ms: 0.0,
         in_run_trace: None,
         allocator: None,
         placement: Default::default(),
