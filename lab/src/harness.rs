@@ -23,7 +23,7 @@ pub const MAX_RUNS: usize = 100;
 
 /// Messages in each warm-up run of a timed fork (fewer if the run has fewer): a warm-up
 /// warms the code, the allocator and the caches, which a short run does as well as a long
-/// one, and a full-length one cost the locked queue's forks a quarter of their time.
+/// one (docs/results-schema.md), and a full-length one takes as long as a measured run.
 pub const WARMUP_MESSAGES: u64 = 1 << 17;
 
 /// Runs that spread this widely (interquartile range over median) make a fork measure on to
