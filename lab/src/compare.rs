@@ -290,6 +290,8 @@ mod tests {
             rounds: 27,
             unstable: false,
             rounds_needed: None,
+            off_phase_rounds: 0,
+            off_phase_median: None,
         }
     }
 

@@ -20,12 +20,13 @@
 //!   [`pipeline::Registered`], an experiment behind its name.
 //! * [`runner`]: forks in interleaved rounds (a fresh child per cell per round, the order
 //!   rotated each round), a watchdog fed by the child's heartbeats, process groups killed
-//!   on a stall or Ctrl-C ([`runner::signal`]), the untimed heap and trace passes side by
-//!   side, one progress bar with an ETA.
+//!   on a stall or Ctrl-C ([`runner::signal`]), the untimed passes after the rounds (heap
+//!   passes two at a time, each trace pass alone), one progress bar with an ETA.
 //! * [`protocol`]: the one child protocol's typed lines (heartbeat, done, failed);
 //!   [`entry`]: the hidden child entry (`lab __child <spec>`, `lab-heap <spec>`).
 //! * [`results`]: the one versioned schema (`schema_version`), rows with one envelope,
-//!   fork scores, intervals, modes and the ratios paired within rounds; [`stats`] holds the
+//!   fork scores, intervals, modes and the ratios paired within rounds (rounds that ran in
+//!   another phase of the machine set apart); [`stats`] holds the
 //!   order statistics (a row's confidence interval, a ratio's repeat interval).
 //! * [`report`]: terminal, Markdown and HTML (one stylesheet) from the same results;
 //!   atomic writes after the terminal tables. [`compare`]: `lab compare`, `lab report`.

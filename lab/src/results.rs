@@ -195,6 +195,13 @@ pub struct Ratio {
     /// Rounds that would bring it to ±10% (assuming it narrows as 1/√rounds), or that
     /// give it an interval at all.
     pub rounds_needed: Option<usize>,
+    /// Rounds set apart because a fork of the pair ran in another phase of the machine
+    /// ([`PHASE_FACTOR`]); `median`, the interval and `rounds` leave them out.
+    #[serde(default)]
+    pub off_phase_rounds: usize,
+    /// The median of those rounds' factors.
+    #[serde(default)]
+    pub off_phase_median: Option<f64>,
 }
 
 /// The coverage of rows' intervals (the confidence interval of a row's median over its
@@ -207,6 +214,13 @@ pub const RESULT_COVERAGE: f64 = 0.99;
 
 /// The half-width an interval may have, relative to its median, before it is unstable.
 pub const STABLE_HALF_WIDTH: f64 = 0.10;
+
+/// A fork whose cross-core round trip (`cpu_ping_pong_ns`, probed just before it) lies
+/// more than this factor from the median of the paired rows' forks ran in another phase of
+/// the machine: a VM's host may move its vCPUs apart for seconds at a time, the round trip
+/// then grows several-fold, and the two rows slow by different factors, so that a ratio
+/// over rounds of both phases would mix two ratios into one wide interval.
+pub const PHASE_FACTOR: f64 = 2.0;
 
 impl Ratio {
     /// "5.31× [4.98, 5.60]", "5.31× [4.0, 7.1] unstable (≈ 40 rounds)", or "–".
@@ -221,7 +235,12 @@ impl Ratio {
             (true, None) => " unstable".to_string(),
             _ => String::new(),
         };
-        format!("{m:.2}×{ci}{flag}")
+        let apart = match (self.off_phase_rounds, self.off_phase_median) {
+            (0, _) => String::new(),
+            (n, Some(o)) => format!("; {n} off-phase rounds apart: {o:.2}×"),
+            (n, None) => format!("; {n} off-phase rounds apart"),
+        };
+        format!("{m:.2}×{ci}{flag}{apart}")
     }
 }
 
@@ -374,22 +393,35 @@ pub fn pair_ratios(rows: &[Row], label: &str, baseline: &str) -> Vec<Ratio> {
     out
 }
 
+/// Whether a fork ran in the machine's usual phase: its cross-core round trip within
+/// [`PHASE_FACTOR`] of `usual` (or either unknown).
+fn in_phase(f: &Fork, usual: Option<f64>) -> bool {
+    match (f.disturbance.cpu_ping_pong_ns, usual) {
+        (Some(x), Some(u)) if u > 0.0 => x <= u * PHASE_FACTOR && x >= u / PHASE_FACTOR,
+        _ => true,
+    }
+}
+
 fn ratio(row: &Row, base: &Row) -> Ratio {
-    let by_round = |r: &Row| -> BTreeMap<usize, f64> {
+    let probes: Vec<f64> =
+        [row, base].iter().flat_map(|r| probe_values(&r.forks, |d| d.cpu_ping_pong_ns)).collect();
+    let usual = stats::median(&probes);
+    let by_round = |r: &Row| -> BTreeMap<usize, (f64, bool)> {
         r.forks
             .iter()
             .filter(|f| f.status == Status::Ok)
-            .filter_map(|f| f.score.filter(|s| *s > 0.0).map(|s| (f.round, s)))
+            .filter_map(|f| {
+                f.score.filter(|s| *s > 0.0).map(|s| (f.round, (s, in_phase(f, usual))))
+            })
             .collect()
     };
     let (a, b) = (by_round(row), by_round(base));
-    let per_round: Vec<f64> = a
-        .iter()
-        .filter_map(|(round, x)| {
-            let y = b.get(round)?;
-            Some(if row.higher_is_better { x / y } else { y / x })
-        })
-        .collect();
+    let (mut per_round, mut off) = (Vec::new(), Vec::new());
+    for (round, &(x, x_usual)) in &a {
+        let Some(&(y, y_usual)) = b.get(round) else { continue };
+        let factor = if row.higher_is_better { x / y } else { y / x };
+        if x_usual && y_usual { &mut per_round } else { &mut off }.push(factor);
+    }
     let median = stats::median(&per_round);
     let ci = stats::repeat_interval_at(&per_round, RESULT_COVERAGE);
     let half = match (median, ci) {
@@ -415,6 +447,8 @@ fn ratio(row: &Row, base: &Row) -> Ratio {
             None => Some(stats::repeat_samples_min(RESULT_COVERAGE).max(per_round.len() + 1)),
             _ => None,
         },
+        off_phase_rounds: off.len(),
+        off_phase_median: stats::median(&off),
     }
 }
 
@@ -465,6 +499,43 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].median, r[0].ci_low, r[0].ci_high), (Some(4.0), Some(4.0), Some(4.0)));
         assert!(!r[0].unstable && r[0].rounds == 13);
+    }
+
+    #[test]
+    fn rounds_of_another_machine_phase_are_set_apart() {
+        // 17 rounds: the pair's forks probe a 50 ns round trip and the ring wins 4×; in
+        // three rounds one or both forks probe 380 ns and the factor is 6 or 9.
+        let base = vec![100.0; 17];
+        let mut fast = [25.0; 17];
+        let (mut lr, mut rr) = (row("locked", &base), row("ring", &[]));
+        rr.forks = lr.forks.clone();
+        for (i, f) in rr.forks.iter_mut().enumerate() {
+            f.score = Some(fast[i]);
+        }
+        let probe = |f: &mut Fork, ns: f64| f.disturbance.cpu_ping_pong_ns = Some(ns);
+        lr.forks.iter_mut().for_each(|f| probe(f, 50.0));
+        rr.forks.iter_mut().for_each(|f| probe(f, 55.0));
+        for (i, factor, both) in [(3, 6.0, true), (7, 9.0, false), (11, 9.0, true)] {
+            fast[i] = 100.0 / factor;
+            rr.forks[i].score = Some(fast[i]);
+            probe(&mut rr.forks[i], 380.0);
+            if both {
+                probe(&mut lr.forks[i], 390.0);
+            }
+        }
+        let r = &paired_ratios(&[lr.clone(), rr.clone()], "locked")[0];
+        assert_eq!(
+            (r.median, r.ci_low, r.ci_high, r.rounds),
+            (Some(4.0), Some(4.0), Some(4.0), 14)
+        );
+        assert_eq!((r.off_phase_rounds, r.off_phase_median), (3, Some(9.0)));
+        assert!(r.text().ends_with("; 3 off-phase rounds apart: 9.00×"), "{}", r.text());
+        // Without probes every round counts.
+        for f in lr.forks.iter_mut().chain(rr.forks.iter_mut()) {
+            f.disturbance.cpu_ping_pong_ns = None;
+        }
+        let r = &paired_ratios(&[lr, rr], "locked")[0];
+        assert_eq!((r.rounds, r.off_phase_rounds), (17, 0));
     }
 
     #[test]

@@ -389,6 +389,8 @@ mod tests {
             rounds: 18,
             unstable: false,
             rounds_needed: None,
+            off_phase_rounds: 0,
+            off_phase_median: None,
         });
         r
     }
