@@ -83,6 +83,10 @@ pub struct Disturbance {
     /// allowed CPUs (`runner::speed::ping_pong`); absent in results written before it.
     #[serde(default)]
     pub cpu_ping_pong_ns: Option<f64>,
+    /// The same round trip probed just after the fork, which shows a phase of the machine
+    /// that began during it; absent in results written before it.
+    #[serde(default)]
+    pub cpu_ping_pong_after_ns: Option<f64>,
 }
 
 /// Reads one of the machine probes from a fork's disturbance record.
@@ -215,12 +219,29 @@ pub const RESULT_COVERAGE: f64 = 0.99;
 /// The half-width an interval may have, relative to its median, before it is unstable.
 pub const STABLE_HALF_WIDTH: f64 = 0.10;
 
-/// A fork whose cross-core round trip (`cpu_ping_pong_ns`, probed just before it) lies
-/// more than this factor from the median of the paired rows' forks ran in another phase of
-/// the machine: a VM's host may move its vCPUs apart for seconds at a time, the round trip
-/// then grows several-fold, and the two rows slow by different factors, so that a ratio
-/// over rounds of both phases would mix two ratios into one wide interval.
+/// A fork whose cross-core round trip (`cpu_ping_pong_ns` or `cpu_ping_pong_after_ns`,
+/// probed just before and just after it) lies more than this factor from the paired rows'
+/// usual one ([`usual_round_trip`]) ran in another phase of the machine: a VM's host may
+/// move its vCPUs apart for seconds at a time, the round trip then grows several-fold, and
+/// the two rows slow by different factors, so that a ratio over rounds of both phases
+/// would mix two ratios into one wide interval.
 pub const PHASE_FACTOR: f64 = 2.0;
+
+/// The paired rows' usual cross-core round trip: the 10th percentile of their forks'
+/// probes (before and after each), so the machine as it was provisioned, with its vCPUs
+/// close, whenever a tenth of the probes saw it, however long the other phase lasted.
+pub fn usual_round_trip<'a>(forks: impl IntoIterator<Item = &'a Fork>) -> Option<f64> {
+    let mut v: Vec<f64> = forks
+        .into_iter()
+        .flat_map(|f| [f.disturbance.cpu_ping_pong_ns, f.disturbance.cpu_ping_pong_after_ns])
+        .flatten()
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[(v.len() - 1) / 10])
+}
 
 impl Ratio {
     /// "5.31× [4.98, 5.60]", "5.31× [4.0, 7.1] unstable (≈ 40 rounds)", or "–".
@@ -393,19 +414,18 @@ pub fn pair_ratios(rows: &[Row], label: &str, baseline: &str) -> Vec<Ratio> {
     out
 }
 
-/// Whether a fork ran in the machine's usual phase: its cross-core round trip within
-/// [`PHASE_FACTOR`] of `usual` (or either unknown).
+/// Whether a fork ran in the machine's usual phase: both its cross-core round trips within
+/// [`PHASE_FACTOR`] of `usual` (an unknown one passes).
 fn in_phase(f: &Fork, usual: Option<f64>) -> bool {
-    match (f.disturbance.cpu_ping_pong_ns, usual) {
+    let d = &f.disturbance;
+    [d.cpu_ping_pong_ns, d.cpu_ping_pong_after_ns].into_iter().all(|x| match (x, usual) {
         (Some(x), Some(u)) if u > 0.0 => x <= u * PHASE_FACTOR && x >= u / PHASE_FACTOR,
         _ => true,
-    }
+    })
 }
 
 fn ratio(row: &Row, base: &Row) -> Ratio {
-    let probes: Vec<f64> =
-        [row, base].iter().flat_map(|r| probe_values(&r.forks, |d| d.cpu_ping_pong_ns)).collect();
-    let usual = stats::median(&probes);
+    let usual = usual_round_trip(row.forks.iter().chain(&base.forks));
     let by_round = |r: &Row| -> BTreeMap<usize, (f64, bool)> {
         r.forks
             .iter()
@@ -530,6 +550,15 @@ mod tests {
         );
         assert_eq!((r.off_phase_rounds, r.off_phase_median), (3, Some(9.0)));
         assert!(r.text().ends_with("; 3 off-phase rounds apart: 9.00×"), "{}", r.text());
+        // A phase that begins during a fork shows in the probe after it.
+        rr.forks[5].score = Some(100.0 / 9.0);
+        rr.forks[5].disturbance.cpu_ping_pong_after_ns = Some(400.0);
+        let r = &paired_ratios(&[lr.clone(), rr.clone()], "locked")[0];
+        assert_eq!((r.median, r.rounds, r.off_phase_rounds), (Some(4.0), 13, 4));
+        // The usual phase is the fast one even when the slow one lasted most of the run.
+        let mut slow = rr.clone();
+        slow.forks.iter_mut().skip(4).for_each(|f| probe(f, 370.0));
+        assert_eq!(usual_round_trip(slow.forks.iter().chain(&lr.forks)), Some(50.0));
         // Without probes every round counts.
         for f in lr.forks.iter_mut().chain(rr.forks.iter_mut()) {
             f.disturbance.cpu_ping_pong_ns = None;

@@ -99,6 +99,7 @@ fn fork<E: Experiment>(
     let t0 = Instant::now();
     let end = child::run(exe, &["__child".into()], Some(&spec), shared.timeout(), &|_| {});
     let wall_s = t0.elapsed().as_secs_f64();
+    let cpu_ping_pong_after_ns = speed::ping_pong();
     let after = steal_and_total();
     let steal_pct = match (before, after) {
         (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => {
@@ -112,6 +113,7 @@ fn fork<E: Experiment>(
         oversubscribed: c.threads > cores,
         cpu_ns_per_op,
         cpu_ping_pong_ns,
+        cpu_ping_pong_after_ns,
     };
     let base = Fork {
         round,
