@@ -239,6 +239,9 @@ pub trait Experiment: Sized + 'static {
     const ABOUT: &'static str;
     /// Its defaults for the shared options.
     const DEFAULTS: Defaults;
+    /// Whether the runner makes up for rounds that another phase of the machine took
+    /// (`runner::run`): experiments whose ratios pair rows run a few seconds apart.
+    const MAKE_UP_ROUNDS: bool = false;
     /// Its own options.
     type Args: Args + FromArgMatches + Serialize + Clone + Debug;
     /// What a child is told.

@@ -5,7 +5,7 @@
 use crate::envinfo::Environment;
 use crate::experiment::{Experiment, Failure, Finished, Plan, Shared, Switch, TraceMode};
 use crate::protocol::{ChildSpec, Ctx};
-use crate::results::{self, Results, RoundsDone, Row, Status};
+use crate::results::{self, Results, Row, Status};
 use crate::runner;
 use clap::builder::TypedValueParser as _;
 use clap::{ArgMatches, Args, FromArgMatches, ValueEnum};
@@ -170,6 +170,16 @@ fn assemble<E: Experiment>(
             run.rounds.finished, run.rounds.planned
         ));
     }
+    if run.rounds.made_up > 0 {
+        notes.push(format!(
+            "{} rounds were run past the {} planned, to make up for rounds in which a fork ran \
+             in another phase of the machine (its cross-core round trip more than {}× from \
+             the usual one; such rounds are set apart from the ratios).",
+            run.rounds.made_up,
+            run.rounds.planned,
+            results::PHASE_FACTOR
+        ));
+    }
     Results {
         schema_version: results::SCHEMA_VERSION,
         experiment: E::NAME.to_string(),
@@ -182,7 +192,7 @@ fn assemble<E: Experiment>(
         },
         environment,
         config: serde_json::json!({"shared": shared, "experiment": args, "plan": plan.config}),
-        rounds: RoundsDone { planned: run.rounds.planned, finished: run.rounds.finished },
+        rounds: run.rounds.clone(),
         results: rows,
         ratios,
         tables: Vec::new(),

@@ -377,8 +377,31 @@ pub struct Results {
 pub struct RoundsDone {
     /// Planned.
     pub planned: usize,
-    /// Finished (every cell ran once).
+    /// Finished (every cell ran once), the made-up rounds included.
     pub finished: usize,
+    /// Rounds run past `planned` to make up for rounds that another phase of the machine
+    /// took ([`short_of_usual_rounds`]); absent in results written before them.
+    #[serde(default)]
+    pub made_up: usize,
+}
+
+/// Whether some group of `rows` has fewer than `target` rounds in which every row had an
+/// OK fork and all of them ran in the machine's usual phase ([`in_phase`], the usual round
+/// trip taken over the group's forks): the rounds its ratios can use.
+pub fn short_of_usual_rounds(rows: &[(&str, &[Fork])], target: usize) -> bool {
+    let groups: std::collections::BTreeSet<&str> = rows.iter().map(|(g, _)| *g).collect();
+    groups.iter().any(|g| {
+        let members: Vec<&[Fork]> = rows.iter().filter(|(h, _)| h == g).map(|(_, f)| *f).collect();
+        let usual = usual_round_trip(members.iter().flat_map(|f| f.iter()));
+        let usable = |f: &Fork| f.status == Status::Ok && f.score.is_some() && in_phase(f, usual);
+        let rounds: std::collections::BTreeSet<usize> =
+            members.iter().flat_map(|f| f.iter().map(|x| x.round)).collect();
+        let clean = rounds
+            .iter()
+            .filter(|&&r| members.iter().all(|f| f.iter().any(|x| x.round == r && usable(x))))
+            .count();
+        clean < target
+    })
 }
 
 /// The row's score's interval and modes, from its forks.
@@ -416,7 +439,7 @@ pub fn pair_ratios(rows: &[Row], label: &str, baseline: &str) -> Vec<Ratio> {
 
 /// Whether a fork ran in the machine's usual phase: both its cross-core round trips within
 /// [`PHASE_FACTOR`] of `usual` (an unknown one passes).
-fn in_phase(f: &Fork, usual: Option<f64>) -> bool {
+pub fn in_phase(f: &Fork, usual: Option<f64>) -> bool {
     let d = &f.disturbance;
     [d.cpu_ping_pong_ns, d.cpu_ping_pong_after_ns].into_iter().all(|x| match (x, usual) {
         (Some(x), Some(u)) if u > 0.0 => x <= u * PHASE_FACTOR && x >= u / PHASE_FACTOR,
@@ -565,6 +588,29 @@ mod tests {
         }
         let r = &paired_ratios(&[lr, rr], "locked")[0];
         assert_eq!((r.rounds, r.off_phase_rounds), (17, 0));
+    }
+
+    #[test]
+    fn a_group_is_short_of_usual_rounds_when_its_pairs_mix_phases() {
+        let mut a = row("locked", &[100.0; 14]);
+        let mut b = row("ring", &[25.0; 14]);
+        for f in a.forks.iter_mut().chain(b.forks.iter_mut()) {
+            f.disturbance.cpu_ping_pong_ns = Some(50.0);
+        }
+        let rows = |a: &Row, b: &Row| {
+            vec![("P=1", a.forks.clone()), ("P=1", b.forks.clone()), ("P=2", b.forks.clone())]
+        };
+        let check = |r: &[(&'static str, Vec<Fork>)], target| {
+            let r: Vec<(&str, &[Fork])> = r.iter().map(|(g, f)| (*g, f.as_slice())).collect();
+            short_of_usual_rounds(&r, target)
+        };
+        assert!(!check(&rows(&a, &b), 14));
+        // One fork after which the round trip was slow: 13 usable rounds in P=1.
+        b.forks[2].disturbance.cpu_ping_pong_after_ns = Some(400.0);
+        assert!(check(&rows(&a, &b), 14) && !check(&rows(&a, &b), 13));
+        // A failed fork leaves its round unusable too.
+        a.forks[6].status = Status::Crashed;
+        assert!(check(&rows(&a, &b), 13) && !check(&rows(&a, &b), 12));
     }
 
     #[test]

@@ -365,7 +365,7 @@ mod tests {
             status: "complete".into(),
             environment: crate::envinfo::Environment::default(),
             config: json!({}),
-            rounds: crate::results::RoundsDone { planned: 1, finished: 1 },
+            rounds: crate::results::RoundsDone { planned: 1, finished: 1, made_up: 0 },
             results: Vec::new(),
             ratios: Vec::new(),
             tables: Vec::new(),

@@ -232,6 +232,7 @@ impl Experiment for DisruptorVsLbq {
         trace: &[TraceMode::Flight, TraceMode::Full, TraceMode::InRun, TraceMode::Off],
         heap: Some(Switch::On),
     };
+    const MAKE_UP_ROUNDS: bool = true;
     type Args = DvlArgs;
     type Cell = CellSpec;
     type Outcome = CellOutput;

@@ -33,7 +33,7 @@ pub struct Progress {
     bar: indicatif::ProgressBar,
     plain: bool,
     done: AtomicU64,
-    total: u64,
+    total: AtomicU64,
 }
 
 impl Progress {
@@ -52,7 +52,13 @@ impl Progress {
             );
             b
         };
-        Progress { bar, plain, done: AtomicU64::new(0), total }
+        Progress { bar, plain, done: AtomicU64::new(0), total: AtomicU64::new(total) }
+    }
+
+    /// `n` more steps (a made-up round).
+    fn grow(&self, n: u64) {
+        self.total.fetch_add(n, Ordering::SeqCst);
+        self.bar.inc_length(n);
     }
 
     fn start(&self, what: &str) {
@@ -63,7 +69,7 @@ impl Progress {
         let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         self.bar.inc(1);
         if self.plain {
-            eprintln!("[{n}/{}] {what}: {result}", self.total);
+            eprintln!("[{n}/{}] {what}: {result}", self.total.load(Ordering::SeqCst));
         } else {
             self.bar.println(format!("{what}: {result}"));
         }
@@ -215,7 +221,34 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
     let mut finished = 0;
     let mut interrupted = false;
     let mut given_up: Vec<usize> = Vec::new();
-    'rounds: for round in 0..rounds {
+    // Rounds another phase of the machine took are made up, up to half as many again, when
+    // the planned rounds are enough for an interval at all.
+    let make_up = if E::MAKE_UP_ROUNDS
+        && rounds >= crate::stats::repeat_samples_min(crate::results::RESULT_COVERAGE)
+    {
+        rounds / 2
+    } else {
+        0
+    };
+    let short = |cells: &[CellRecord<E>]| {
+        let forks: Vec<Vec<Fork>> = timed
+            .iter()
+            .map(|&i| cells[i].forks.iter().map(|r| r.fork.clone()).collect())
+            .collect();
+        let rows: Vec<(&str, &[Fork])> = timed
+            .iter()
+            .zip(&forks)
+            .map(|(&i, f)| (cells[i].plan.group.as_str(), f.as_slice()))
+            .collect();
+        crate::results::short_of_usual_rounds(&rows, rounds)
+    };
+    'rounds: for round in 0..rounds + make_up {
+        if round >= rounds {
+            if !short(&cells) {
+                break;
+            }
+            progress.grow(timed.len() as u64);
+        }
         for (slot, ci) in round_order(&cells, &timed, round).into_iter().enumerate() {
             let c = &cells[ci].plan;
             let what = format!("round {}/{rounds} {} {}", round + 1, c.label, c.group);
@@ -261,7 +294,7 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
     progress.bar.finish_and_clear();
     Finished {
         cells,
-        rounds: RoundsDone { planned: rounds, finished },
+        rounds: RoundsDone { planned: rounds, finished, made_up: finished.saturating_sub(rounds) },
         interrupted,
         notes,
         dir: dir.to_path_buf(),
