@@ -251,7 +251,8 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
         }
         for (slot, ci) in round_order(&cells, &timed, round).into_iter().enumerate() {
             let c = &cells[ci].plan;
-            let what = format!("round {}/{rounds} {} {}", round + 1, c.label, c.group);
+            let extra = if round >= rounds { " (made up)" } else { "" };
+            let what = format!("round {}/{rounds}{extra} {} {}", round + 1, c.label, c.group);
             if given_up.contains(&ci) {
                 progress.finish_one(&what, "skipped (hung or crashed in an earlier round)");
                 continue;
