@@ -225,7 +225,7 @@ pub const STABLE_HALF_WIDTH: f64 = 0.10;
 /// move its vCPUs apart for seconds at a time, the round trip then grows several-fold, and
 /// the two rows slow by different factors, so that a ratio over rounds of both phases
 /// would mix two ratios into one wide interval.
-pub const PHASE_FACTOR: f64 = 2.0;
+pub const PHASE_FACTOR: f64 = 3.0;
 
 /// The paired rows' usual cross-core round trip: the 10th percentile of their forks'
 /// probes (before and after each), so the machine as it was provisioned, with its vCPUs
@@ -448,7 +448,14 @@ pub fn in_phase(f: &Fork, usual: Option<f64>) -> bool {
 }
 
 fn ratio(row: &Row, base: &Row) -> Ratio {
-    let usual = usual_round_trip(row.forks.iter().chain(&base.forks));
+    // Phases are told apart only where the rounds could give an interval at all: a few
+    // forks' probes are too few to say what the usual round trip is.
+    let paired = row.forks.iter().filter(|f| base.forks.iter().any(|g| g.round == f.round));
+    let usual = if paired.count() >= stats::repeat_samples_min(RESULT_COVERAGE) {
+        usual_round_trip(row.forks.iter().chain(&base.forks))
+    } else {
+        None
+    };
     let by_round = |r: &Row| -> BTreeMap<usize, (f64, bool)> {
         r.forks
             .iter()
@@ -582,6 +589,10 @@ mod tests {
         let mut slow = rr.clone();
         slow.forks.iter_mut().skip(4).for_each(|f| probe(f, 370.0));
         assert_eq!(usual_round_trip(slow.forks.iter().chain(&lr.forks)), Some(50.0));
+        // Below 13 paired rounds nothing is set apart.
+        let few = |r: &Row| Row { forks: r.forks[..12].to_vec(), ..r.clone() };
+        let r = &paired_ratios(&[few(&lr), few(&rr)], "locked")[0];
+        assert_eq!((r.rounds, r.off_phase_rounds), (12, 0));
         // Without probes every round counts.
         for f in lr.forks.iter_mut().chain(rr.forks.iter_mut()) {
             f.disturbance.cpu_ping_pong_ns = None;
