@@ -89,6 +89,13 @@ pub struct Disturbance {
     pub cpu_ping_pong_after_ns: Option<f64>,
 }
 
+impl Disturbance {
+    /// The cross-core round trips probed before and after the fork.
+    pub fn round_trips(&self) -> [Option<f64>; 2] {
+        [self.cpu_ping_pong_ns, self.cpu_ping_pong_after_ns]
+    }
+}
+
 /// Reads one of the machine probes from a fork's disturbance record.
 pub type Probe = fn(&Disturbance) -> Option<f64>;
 
@@ -231,11 +238,8 @@ pub const PHASE_FACTOR: f64 = 3.0;
 /// probes (before and after each), so the machine as it was provisioned, with its vCPUs
 /// close, whenever a tenth of the probes saw it, however long the other phase lasted.
 pub fn usual_round_trip<'a>(forks: impl IntoIterator<Item = &'a Fork>) -> Option<f64> {
-    let mut v: Vec<f64> = forks
-        .into_iter()
-        .flat_map(|f| [f.disturbance.cpu_ping_pong_ns, f.disturbance.cpu_ping_pong_after_ns])
-        .flatten()
-        .collect();
+    let mut v: Vec<f64> =
+        forks.into_iter().flat_map(|f| f.disturbance.round_trips()).flatten().collect();
     if v.is_empty() {
         return None;
     }
@@ -440,8 +444,7 @@ pub fn pair_ratios(rows: &[Row], label: &str, baseline: &str) -> Vec<Ratio> {
 /// Whether a fork ran in the machine's usual phase: both its cross-core round trips within
 /// [`PHASE_FACTOR`] of `usual` (an unknown one passes).
 pub fn in_phase(f: &Fork, usual: Option<f64>) -> bool {
-    let d = &f.disturbance;
-    [d.cpu_ping_pong_ns, d.cpu_ping_pong_after_ns].into_iter().all(|x| match (x, usual) {
+    f.disturbance.round_trips().into_iter().all(|x| match (x, usual) {
         (Some(x), Some(u)) if u > 0.0 => x <= u * PHASE_FACTOR && x >= u / PHASE_FACTOR,
         _ => true,
     })
