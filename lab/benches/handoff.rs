@@ -6,12 +6,12 @@
 //! leaving the start barrier to the consumer seeing the end of the channel; opening the
 //! channel, spawning threads and checking the verdict stay outside it.
 //!
-//! * `handoff/<variant>/p<P>`: every variant the lab registers (`lab::variants::dispatch`,
+//! * `handoff/<variant>/p<P>`: every variant the lab registers (`lab::measure::variants::dispatch`,
 //!   the lab's one by-name `match`, with the lab's default settings: 64Ki ring and peer
 //!   bound, unbounded locked queue, prefetch 256) at P = 1, 2, 4. `Throughput::Elements`:
 //!   one iteration is one message, so criterion reports messages/s.
 //! * `adapter-cost/<peer>/p<P>`: each reference peer through its own API (as
-//!   `lab::peers` builds it) and through the lab's adapter, alternating batch by batch
+//!   `lab::measure::peers` builds it) and through the lab's adapter, alternating batch by batch
 //!   inside one measurement, so both sides meet the same phases of a noisy VM. Each pair's
 //!   ratio adapted/raw goes into a median with an order-statistic interval
 //!   (`lab::stats::median_ci`), printed and written to `<criterion dir>/adapter-cost.json`.
@@ -25,8 +25,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use handoff::{Checker, Consumer, Handoff, Message, Producer};
-use lab::peers::{Backoff, CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff};
-use lab::variants::{self, Settings, WithHandoff};
+use lab::measure::peers::{Backoff, CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff};
+use lab::measure::variants::{self, Settings, WithHandoff};
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Barrier, Mutex};
 use std::thread;
@@ -214,7 +214,7 @@ impl Path for RawStdMpsc {
     }
 }
 
-/// The `disruptor` crate built as `lab::peers` builds it (single-producer sequencer for
+/// The `disruptor` crate built as `lab::measure::peers` builds it (single-producer sequencer for
 /// one producer, multi-producer otherwise, one event poller), with `Msg` itself as the
 /// event. The crate's `publish` spins without a hint and its poller never waits, so both
 /// sides wait with the adapter's own [`Backoff`] (`try_publish`, `take(BATCH)`): the pair
@@ -232,7 +232,7 @@ enum DisruptorRx {
 }
 
 /// One `take(BATCH)` of an event poller: `Some(n)` events observed, `None` at shutdown. A
-/// macro because the crate's barrier trait is not public (as in `lab::peers`).
+/// macro because the crate's barrier trait is not public (as in `lab::measure::peers`).
 macro_rules! poll_events {
     ($poller:expr, $observe:expr) => {
         match $poller.take(BATCH as u64) {
@@ -437,8 +437,12 @@ fn cost(peer: &str, producers: usize, p: &Pairs) -> Option<Cost> {
     let median = lab::stats::median(&ratios)?;
     let pct = |r: f64| (r - 1.0) * 100.0;
     let rate = |ns: &[f64]| lab::stats::median(ns).map_or(0.0, |m| PAIR_MESSAGES as f64 / m * 1e3);
-    let (ci_low, ci_high, coverage) =
-        lab::stats::median_ci(&ratios).unwrap_or((f64::NAN, f64::NAN, 0.0));
+    let lab::stats::Interval { low: ci_low, high: ci_high, coverage } =
+        lab::stats::median_ci(&ratios).unwrap_or(lab::stats::Interval {
+            low: f64::NAN,
+            high: f64::NAN,
+            coverage: 0.0,
+        });
     Some(Cost {
         peer: peer.to_string(),
         producers,

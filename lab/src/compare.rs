@@ -7,8 +7,9 @@
 //! when a change was found (so CI can gate on it), 0 otherwise.
 
 use crate::experiment::Failure;
-use crate::report::fmt_num;
-use crate::results::{probe_values, Probe, Ratio, Results, Row, Status, SCHEMA_VERSION};
+use crate::results::{Ratio, Results, Row, Status, SCHEMA_VERSION};
+use crate::stats::pairing::{probe_values, Probe};
+use crate::units::fmt_num;
 use std::path::{Path, PathBuf};
 
 fn results_file(p: &Path) -> PathBuf {

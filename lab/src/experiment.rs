@@ -10,9 +10,9 @@
 //! back to `analyse` ([`Finished`], [`CellRecord`]). Registering an experiment is one line
 //! in [`crate::experiments::ALL`].
 
-use crate::parse::parse_size;
 use crate::protocol::{Ctx, HeapTotals};
 use crate::results::{Fork, Results, RoundsDone, Row, Status};
+use crate::units::parse_size;
 use clap::{Args, FromArgMatches, ValueEnum};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

@@ -91,7 +91,7 @@ impl<E: Experiment> Registered for Entry<E> {
         let (dir, default_location) = choose_run_dir(shared.out.as_deref(), E::NAME);
         check_writable(&dir)?;
         // Children that write into the run folder from a timed fork find it here.
-        crate::inrun::export_run_dir(&dir);
+        crate::protocol::export_run_dir(&dir);
         let env = environment(&shared, &plan);
         let finished = runner::run::<E>(&plan, &shared, &dir);
         let mut out = assemble::<E>(&args, &shared, &plan, env, &finished);
@@ -155,11 +155,14 @@ fn assemble<E: Experiment>(
     run: &Finished<E>,
 ) -> Results {
     let mut rows: Vec<Row> = run.cells.iter().map(crate::experiment::CellRecord::row).collect();
-    rows.iter_mut().for_each(results::summarise_forks);
-    let mut ratios =
-        plan.baseline.as_deref().map(|b| results::paired_ratios(&rows, b)).unwrap_or_default();
+    rows.iter_mut().for_each(crate::stats::pairing::summarise_forks);
+    let mut ratios = plan
+        .baseline
+        .as_deref()
+        .map(|b| crate::stats::pairing::paired_ratios(&rows, b))
+        .unwrap_or_default();
     for (row, base) in &plan.pairs {
-        ratios.extend(results::pair_ratios(&rows, row, base));
+        ratios.extend(crate::stats::pairing::pair_ratios(&rows, row, base));
     }
     let failed = rows.iter().any(|r| r.status != Status::Ok);
     let mut notes = plan.notes.clone();
@@ -177,7 +180,7 @@ fn assemble<E: Experiment>(
              the usual one; such rounds are set apart from the ratios).",
             run.rounds.made_up,
             run.rounds.planned,
-            results::PHASE_FACTOR
+            crate::stats::pairing::PHASE_FACTOR
         ));
     }
     Results {

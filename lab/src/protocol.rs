@@ -6,12 +6,23 @@
 //! measured, or any extra run such as a sampling-cost pair), then exactly one `done` or
 //! `failed`. Diagnostics go to stderr. The runner's watchdog judges progress by the
 //! heartbeats, never by a budget guessed in advance. The JVM programs speak the same lines.
-//! Every child inherits the run folder as `LAB_RUN_DIR` (`crate::inrun`), for files a
-//! timed fork writes.
+//! Every child inherits the run folder as [`RUN_DIR_ENV`] ([`export_run_dir`]), for files a
+//! timed fork writes (the in-run trace's dumps).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::Write as _;
+use std::path::Path;
+
+/// The environment variable that tells a child the run folder.
+pub const RUN_DIR_ENV: &str = "LAB_RUN_DIR";
+
+/// In the parent, before the first fork: the run folder, for the children to write into.
+/// Children inherit the environment; the value is absolute, whatever their working folder.
+pub fn export_run_dir(dir: &Path) {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    std::env::set_var(RUN_DIR_ENV, dir);
+}
 
 /// Which pass a child runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

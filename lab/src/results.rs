@@ -9,7 +9,6 @@
 //! Invalid runs are shown (and counted) but never enter a statistic.
 
 use crate::envinfo::Environment;
-use crate::stats::{self, Mode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -96,12 +95,15 @@ impl Disturbance {
     }
 }
 
-/// Reads one of the machine probes from a fork's disturbance record.
-pub type Probe = fn(&Disturbance) -> Option<f64>;
-
-/// The values `probe` recorded over `forks`; forks without one are left out.
-pub fn probe_values<'a>(forks: impl IntoIterator<Item = &'a Fork>, probe: Probe) -> Vec<f64> {
-    forks.into_iter().filter_map(|f| probe(&f.disturbance)).collect()
+/// One cluster of a bimodal set of scores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mode {
+    /// The median of the cluster's scores.
+    pub median: f64,
+    /// How many scores fell into it.
+    pub count: usize,
+    /// Its share of all scores, 0..1.
+    pub share: f64,
 }
 
 /// One fork: a fresh child process that ran the cell's warm-up and measured runs.
@@ -193,7 +195,7 @@ pub struct Ratio {
     /// Median over rounds of (row better-than baseline) factor: > 1 means the row wins.
     pub median: Option<f64>,
     /// Low end of the repeat interval: where a repeat run's median of as many rounds falls
-    /// with probability `coverage` (order statistics over rounds, [`stats::repeat_interval_at`]).
+    /// with probability `coverage` (order statistics over rounds, [`crate::stats::repeat_interval_at`]).
     pub ci_low: Option<f64>,
     /// High end of the repeat interval.
     pub ci_high: Option<f64>,
@@ -207,44 +209,12 @@ pub struct Ratio {
     /// give it an interval at all.
     pub rounds_needed: Option<usize>,
     /// Rounds set apart because a fork of the pair ran in another phase of the machine
-    /// ([`PHASE_FACTOR`]); `median`, the interval and `rounds` leave them out.
+    /// ([`crate::stats::pairing::PHASE_FACTOR`]); `median`, the interval and `rounds` leave them out.
     #[serde(default)]
     pub off_phase_rounds: usize,
     /// The median of those rounds' factors.
     #[serde(default)]
     pub off_phase_median: Option<f64>,
-}
-
-/// The coverage of rows' intervals (the confidence interval of a row's median over its
-/// forks) and of ratios' (the repeat interval of a ratio's median over its rounds). A
-/// ratio's interval says where the next run's ratio will fall, which is what a user who
-/// runs the lab again checks; a 99% confidence interval of this run's median would miss
-/// the next run's median about one time in twenty per ratio (95–96% coverage at 19–27
-/// rounds) even on a steady machine.
-pub const RESULT_COVERAGE: f64 = 0.99;
-
-/// The half-width an interval may have, relative to its median, before it is unstable.
-pub const STABLE_HALF_WIDTH: f64 = 0.10;
-
-/// A fork whose cross-core round trip (`cpu_ping_pong_ns` or `cpu_ping_pong_after_ns`,
-/// probed just before and just after it) lies more than this factor from the paired rows'
-/// usual one ([`usual_round_trip`]) ran in another phase of the machine: a VM's host may
-/// move its vCPUs apart for seconds at a time, the round trip then grows several-fold, and
-/// the two rows slow by different factors, so that a ratio over rounds of both phases
-/// would mix two ratios into one wide interval.
-pub const PHASE_FACTOR: f64 = 3.0;
-
-/// The paired rows' usual cross-core round trip: the 10th percentile of their forks'
-/// probes (before and after each), so the machine as it was provisioned, with its vCPUs
-/// close, whenever a tenth of the probes saw it, however long the other phase lasted.
-pub fn usual_round_trip<'a>(forks: impl IntoIterator<Item = &'a Fork>) -> Option<f64> {
-    let mut v: Vec<f64> =
-        forks.into_iter().flat_map(|f| f.disturbance.round_trips()).flatten().collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[(v.len() - 1) / 10])
 }
 
 impl Ratio {
@@ -373,7 +343,7 @@ pub struct Results {
     /// The Why section: sentences computed from the rows, each with the fields it rests on
     /// (absent from experiments that have none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub why: Vec<crate::why::Why>,
+    pub why: Vec<Why>,
 }
 
 /// Rounds planned and finished.
@@ -384,271 +354,34 @@ pub struct RoundsDone {
     /// Finished (every cell ran once), the made-up rounds included.
     pub finished: usize,
     /// Rounds run past `planned` to make up for rounds that another phase of the machine
-    /// took ([`short_of_usual_rounds`]); absent in results written before them.
+    /// took ([`crate::stats::pairing::short_of_usual_rounds`]); absent in results written before them.
     #[serde(default)]
     pub made_up: usize,
 }
 
-/// Whether some group of `rows` has fewer than `target` rounds in which every row had an
-/// OK fork and all of them ran in the machine's usual phase ([`in_phase`], the usual round
-/// trip taken over the group's forks): the rounds its ratios can use.
-pub fn short_of_usual_rounds(rows: &[(&str, &[Fork])], target: usize) -> bool {
-    let groups: std::collections::BTreeSet<&str> = rows.iter().map(|(g, _)| *g).collect();
-    groups.iter().any(|g| {
-        let members: Vec<&[Fork]> = rows.iter().filter(|(h, _)| h == g).map(|(_, f)| *f).collect();
-        let usual = usual_round_trip(members.iter().flat_map(|f| f.iter()));
-        let usable = |f: &Fork| f.status == Status::Ok && f.score.is_some() && in_phase(f, usual);
-        let rounds: std::collections::BTreeSet<usize> =
-            members.iter().flat_map(|f| f.iter().map(|x| x.round)).collect();
-        let clean = rounds
-            .iter()
-            .filter(|&&r| members.iter().all(|f| f.iter().any(|x| x.round == r && usable(x))))
-            .count();
-        clean < target
-    })
+/// One sentence of the Why section.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Why {
+    /// The group both rows belong to (e.g. `P=1`).
+    pub group: String,
+    /// The row explained.
+    pub variant: String,
+    /// The row it is compared with.
+    pub baseline: String,
+    /// The rule that fired (`allocation`, `sleeping`, `off-cpu`, `counter`, `cpu-time`,
+    /// `no-difference`, `no-reason`).
+    pub rule: String,
+    /// The sentence, with its figures.
+    pub text: String,
+    /// The results.json fields the sentence rests on, with their values.
+    pub figures: Vec<Figure>,
 }
 
-/// The row's score's interval and modes, from its forks.
-pub fn summarise_forks(row: &mut Row) {
-    let scores = row.fork_scores();
-    row.score = stats::median(&scores);
-    if let Some((lo, hi, cov)) = stats::median_ci_at(&scores, RESULT_COVERAGE) {
-        row.score_ci = Some([lo, hi]);
-        row.score_ci_coverage = Some(cov);
-    }
-    row.modes = stats::modes(&scores);
-}
-
-/// Every row against the row labelled `baseline` in its group, paired by round.
-pub fn paired_ratios(rows: &[Row], baseline: &str) -> Vec<Ratio> {
-    let mut out = Vec::new();
-    for base in rows.iter().filter(|r| r.label == baseline) {
-        for row in rows.iter().filter(|r| r.group == base.group && r.label != baseline) {
-            out.push(ratio(row, base));
-        }
-    }
-    out
-}
-
-/// The row labelled `label` against the row labelled `baseline`, in every group with both.
-pub fn pair_ratios(rows: &[Row], label: &str, baseline: &str) -> Vec<Ratio> {
-    let mut out = Vec::new();
-    for base in rows.iter().filter(|r| r.label == baseline) {
-        for row in rows.iter().filter(|r| r.group == base.group && r.label == label) {
-            out.push(ratio(row, base));
-        }
-    }
-    out
-}
-
-/// Whether a fork ran in the machine's usual phase: both its cross-core round trips within
-/// [`PHASE_FACTOR`] of `usual` (an unknown one passes).
-pub fn in_phase(f: &Fork, usual: Option<f64>) -> bool {
-    f.disturbance.round_trips().into_iter().all(|x| match (x, usual) {
-        (Some(x), Some(u)) if u > 0.0 => x <= u * PHASE_FACTOR && x >= u / PHASE_FACTOR,
-        _ => true,
-    })
-}
-
-fn ratio(row: &Row, base: &Row) -> Ratio {
-    // Phases are told apart only where the rounds could give an interval at all: a few
-    // forks' probes are too few to say what the usual round trip is.
-    let paired = row.forks.iter().filter(|f| base.forks.iter().any(|g| g.round == f.round));
-    let usual = if paired.count() >= stats::repeat_samples_min(RESULT_COVERAGE) {
-        usual_round_trip(row.forks.iter().chain(&base.forks))
-    } else {
-        None
-    };
-    let by_round = |r: &Row| -> BTreeMap<usize, (f64, bool)> {
-        r.forks
-            .iter()
-            .filter(|f| f.status == Status::Ok)
-            .filter_map(|f| {
-                f.score.filter(|s| *s > 0.0).map(|s| (f.round, (s, in_phase(f, usual))))
-            })
-            .collect()
-    };
-    let (a, b) = (by_round(row), by_round(base));
-    let (mut per_round, mut off) = (Vec::new(), Vec::new());
-    for (round, &(x, x_usual)) in &a {
-        let Some(&(y, y_usual)) = b.get(round) else { continue };
-        let factor = if row.higher_is_better { x / y } else { y / x };
-        if x_usual && y_usual { &mut per_round } else { &mut off }.push(factor);
-    }
-    let median = stats::median(&per_round);
-    let ci = stats::repeat_interval_at(&per_round, RESULT_COVERAGE);
-    let half = match (median, ci) {
-        (Some(m), Some((lo, hi, _))) => Some(((m - lo).max(hi - m)) / m),
-        _ => None,
-    };
-    let unstable = half.is_none_or(|h| h > STABLE_HALF_WIDTH);
-    Ratio {
-        variant: row.label.clone(),
-        baseline: base.label.clone(),
-        group: row.group.clone(),
-        producers: row.key_u64("producers"),
-        median,
-        ci_low: ci.map(|c| c.0),
-        ci_high: ci.map(|c| c.1),
-        coverage: ci.map(|c| c.2),
-        rounds: per_round.len(),
-        unstable,
-        rounds_needed: match half {
-            Some(h) if h > STABLE_HALF_WIDTH => {
-                Some(stats::samples_needed(per_round.len(), h, STABLE_HALF_WIDTH))
-            }
-            None => Some(stats::repeat_samples_min(RESULT_COVERAGE).max(per_round.len() + 1)),
-            _ => None,
-        },
-        off_phase_rounds: off.len(),
-        off_phase_median: stats::median(&off),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(label: &str, scores: &[f64]) -> Row {
-        Row {
-            label: label.into(),
-            key: BTreeMap::new(),
-            group: "P=1".into(),
-            status: Status::Ok,
-            valid: true,
-            unit: "ms".into(),
-            higher_is_better: false,
-            score: None,
-            score_ci: None,
-            score_ci_coverage: None,
-            modes: None,
-            forks: scores
-                .iter()
-                .enumerate()
-                .map(|(round, s)| Fork {
-                    round,
-                    slot: 0,
-                    score: Some(*s),
-                    runs: vec![*s],
-                    status: Status::Ok,
-                    error: None,
-                    wall_s: 0.0,
-                    disturbance: Disturbance::default(),
-                })
-                .collect(),
-            error: None,
-            stderr_tail: None,
-            detail: Map::new(),
-        }
-    }
-
-    #[test]
-    fn ratios_pair_rounds_and_follow_the_phase() {
-        // The machine is twice as slow in odd rounds: per-round ratios stay at 4.
-        let base: Vec<f64> = (0..13).map(|i| if i % 2 == 1 { 200.0 } else { 100.0 }).collect();
-        let fast: Vec<f64> = base.iter().map(|x| x / 4.0).collect();
-        let rows = vec![row("locked", &base), row("ring", &fast)];
-        let r = paired_ratios(&rows, "locked");
-        assert_eq!(r.len(), 1);
-        assert_eq!((r[0].median, r[0].ci_low, r[0].ci_high), (Some(4.0), Some(4.0), Some(4.0)));
-        assert!(!r[0].unstable && r[0].rounds == 13);
-    }
-
-    #[test]
-    fn rounds_of_another_machine_phase_are_set_apart() {
-        // 17 rounds: the pair's forks probe a 50 ns round trip and the ring wins 4×; in
-        // three rounds one or both forks probe 380 ns and the factor is 6 or 9.
-        let base = vec![100.0; 17];
-        let mut fast = [25.0; 17];
-        let (mut lr, mut rr) = (row("locked", &base), row("ring", &[]));
-        rr.forks = lr.forks.clone();
-        for (i, f) in rr.forks.iter_mut().enumerate() {
-            f.score = Some(fast[i]);
-        }
-        let probe = |f: &mut Fork, ns: f64| f.disturbance.cpu_ping_pong_ns = Some(ns);
-        lr.forks.iter_mut().for_each(|f| probe(f, 50.0));
-        rr.forks.iter_mut().for_each(|f| probe(f, 55.0));
-        for (i, factor, both) in [(3, 6.0, true), (7, 9.0, false), (11, 9.0, true)] {
-            fast[i] = 100.0 / factor;
-            rr.forks[i].score = Some(fast[i]);
-            probe(&mut rr.forks[i], 380.0);
-            if both {
-                probe(&mut lr.forks[i], 390.0);
-            }
-        }
-        let r = &paired_ratios(&[lr.clone(), rr.clone()], "locked")[0];
-        assert_eq!(
-            (r.median, r.ci_low, r.ci_high, r.rounds),
-            (Some(4.0), Some(4.0), Some(4.0), 14)
-        );
-        assert_eq!((r.off_phase_rounds, r.off_phase_median), (3, Some(9.0)));
-        assert!(r.text().ends_with("; 3 off-phase rounds apart: 9.00×"), "{}", r.text());
-        // A phase that begins during a fork shows in the probe after it.
-        rr.forks[5].score = Some(100.0 / 9.0);
-        rr.forks[5].disturbance.cpu_ping_pong_after_ns = Some(400.0);
-        let r = &paired_ratios(&[lr.clone(), rr.clone()], "locked")[0];
-        assert_eq!((r.median, r.rounds, r.off_phase_rounds), (Some(4.0), 13, 4));
-        // The usual phase is the fast one even when the slow one lasted most of the run.
-        let mut slow = rr.clone();
-        slow.forks.iter_mut().skip(4).for_each(|f| probe(f, 370.0));
-        assert_eq!(usual_round_trip(slow.forks.iter().chain(&lr.forks)), Some(50.0));
-        // Below 13 paired rounds nothing is set apart.
-        let few = |r: &Row| Row { forks: r.forks[..12].to_vec(), ..r.clone() };
-        let r = &paired_ratios(&[few(&lr), few(&rr)], "locked")[0];
-        assert_eq!((r.rounds, r.off_phase_rounds), (12, 0));
-        // Without probes every round counts.
-        for f in lr.forks.iter_mut().chain(rr.forks.iter_mut()) {
-            f.disturbance.cpu_ping_pong_ns = None;
-        }
-        let r = &paired_ratios(&[lr, rr], "locked")[0];
-        assert_eq!((r.rounds, r.off_phase_rounds), (17, 0));
-    }
-
-    #[test]
-    fn a_group_is_short_of_usual_rounds_when_its_pairs_mix_phases() {
-        let mut a = row("locked", &[100.0; 14]);
-        let mut b = row("ring", &[25.0; 14]);
-        for f in a.forks.iter_mut().chain(b.forks.iter_mut()) {
-            f.disturbance.cpu_ping_pong_ns = Some(50.0);
-        }
-        let rows = |a: &Row, b: &Row| {
-            vec![("P=1", a.forks.clone()), ("P=1", b.forks.clone()), ("P=2", b.forks.clone())]
-        };
-        let check = |r: &[(&'static str, Vec<Fork>)], target| {
-            let r: Vec<(&str, &[Fork])> = r.iter().map(|(g, f)| (*g, f.as_slice())).collect();
-            short_of_usual_rounds(&r, target)
-        };
-        assert!(!check(&rows(&a, &b), 14));
-        // One fork after which the round trip was slow: 13 usable rounds in P=1.
-        b.forks[2].disturbance.cpu_ping_pong_after_ns = Some(400.0);
-        assert!(check(&rows(&a, &b), 14) && !check(&rows(&a, &b), 13));
-        // A failed fork leaves its round unusable too.
-        a.forks[6].status = Status::Crashed;
-        assert!(check(&rows(&a, &b), 13) && !check(&rows(&a, &b), 12));
-    }
-
-    #[test]
-    fn too_few_rounds_print_a_dash_interval_and_are_unstable() {
-        let rows = vec![row("locked", &[100.0, 110.0]), row("ring", &[10.0, 12.0])];
-        let r = &paired_ratios(&rows, "locked")[0];
-        assert!(r.ci_low.is_none() && r.unstable);
-        assert!(r.text().contains("[–]"), "{}", r.text());
-        assert_eq!(r.rounds_needed, Some(stats::repeat_samples_min(RESULT_COVERAGE)));
-        // 12 rounds still fall short of a 99% repeat interval: it takes 13.
-        let twelve = [100.0; 12];
-        let r = &paired_ratios(&[row("locked", &twelve), row("ring", &[10.0; 12])], "locked")[0];
-        assert!(r.ci_low.is_none() && r.rounds_needed == Some(13), "{r:?}");
-    }
-
-    #[test]
-    fn wide_intervals_say_how_many_rounds_would_narrow_them() {
-        let base = [100.0; 15];
-        let fast = [
-            10.0, 14.0, 20.0, 25.0, 20.0, 33.0, 50.0, 20.0, 20.0, 18.0, 22.0, 30.0, 16.0, 21.0,
-            19.0,
-        ];
-        let r = &paired_ratios(&[row("locked", &base), row("ring", &fast)], "locked")[0];
-        assert!(r.unstable && r.ci_low.is_some());
-        assert!(r.rounds_needed.unwrap() > 15, "{r:?}");
-    }
+/// A field of results.json and its value.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Figure {
+    /// A path into results.json, e.g. `results[3].heap.blocks_per_message`.
+    pub field: String,
+    /// Its value.
+    pub value: f64,
 }

@@ -14,6 +14,9 @@
 //! Runs until Ctrl-C, or for `--for <secs>` / `--requests <n>` (used by the tests). A port in
 //! use is one line on stderr and exit code 2.
 
+use crate::report::links::{
+    encode_path, html_escape, kind, perfetto_link, FileKind, DEFAULT_PORT, PERFETTO_ORIGIN,
+};
 use clap::Args;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -21,12 +24,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
-
-/// The origin the server allows (CORS).
-pub const PERFETTO_ORIGIN: &str = "https://ui.perfetto.dev";
-
-/// The port the Perfetto UI may fetch from (its content security policy names it).
-pub const DEFAULT_PORT: u16 = 9001;
 
 /// Where Debian's valgrind puts dh_view.
 pub const DH_VIEW: &str = "/usr/libexec/valgrind/dh_view.html";
@@ -50,24 +47,6 @@ pub struct ViewArgs {
     pub no_open: bool,
 }
 
-/// The deep link that opens `file` (relative to the served folder) in Perfetto's UI.
-pub fn perfetto_link(port: u16, file: &str) -> String {
-    format!("{PERFETTO_ORIGIN}/#!/?url=http://127.0.0.1:{port}/{}", encode_path(file))
-}
-
-/// Percent-encodes everything but RFC 3986 unreserved characters and `/`.
-fn encode_path(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 fn decode_path(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
@@ -83,32 +62,6 @@ fn decode_path(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
-}
-
-/// What a file in a run folder is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
-    /// A Chrome-trace JSON file (`*.trace.json`): Perfetto.
-    Trace,
-    /// A dhat profile (`*.dhat-heap.json`): dh_view.
-    Heap,
-    /// The run's HTML report.
-    Report,
-    /// Anything else.
-    Other,
-}
-
-/// Classifies a file by its name.
-pub fn kind(name: &str) -> FileKind {
-    if name.ends_with(".trace.json") {
-        FileKind::Trace
-    } else if name.ends_with(".dhat-heap.json") {
-        FileKind::Heap
-    } else if name.ends_with(".html") {
-        FileKind::Report
-    } else {
-        FileKind::Other
-    }
 }
 
 /// The newest run folder (one holding a `results.json`) under `traces/<experiment>/`.
@@ -539,25 +492,21 @@ fn port_of(s: &TcpStream) -> u16 {
     s.local_addr().map(|a| a.port()).unwrap_or(DEFAULT_PORT)
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 /// The page at `/`: every file, with the Perfetto deep link for traces.
 fn index_page(root: &Path, port: u16) -> String {
     let mut s = format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>lab view</title></head>\
          <body style=\"font-family:sans-serif\"><h1>{}</h1><ul>\n",
-        esc(&root.display().to_string())
+        html_escape(&root.display().to_string())
     );
     for f in listing(root) {
-        let href = esc(&encode_path(&f));
-        s += &format!("<li><a href=\"{href}\">{}</a>", esc(&f));
+        let href = html_escape(&encode_path(&f));
+        s += &format!("<li><a href=\"{href}\">{}</a>", html_escape(&f));
         match kind(&f) {
             FileKind::Trace => {
                 s += &format!(
                     " — <a href=\"{}\">open in Perfetto</a>",
-                    esc(&perfetto_link(port, &f))
+                    html_escape(&perfetto_link(port, &f))
                 )
             }
             FileKind::Heap => s += " — dh_view: \"Load…\" this file",

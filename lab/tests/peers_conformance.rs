@@ -1,15 +1,17 @@
 //! The shared conformance suite, run against each reference peer adapter.
 
 mod crossbeam {
-    handoff::conformance_tests!(|cap: Option<usize>| lab::peers::CrossbeamHandoff::new(cap));
+    handoff::conformance_tests!(|cap: Option<usize>| lab::measure::peers::CrossbeamHandoff::new(
+        cap
+    ));
 }
 
 mod std_mpsc {
-    handoff::conformance_tests!(|cap: Option<usize>| lab::peers::StdMpscHandoff::new(cap));
+    handoff::conformance_tests!(|cap: Option<usize>| lab::measure::peers::StdMpscHandoff::new(cap));
 }
 
 mod disruptor_rs {
-    use lab::peers::{DisruptorRsHandoff, DISRUPTOR_RS_MULTI_MIN};
+    use lab::measure::peers::{DisruptorRsHandoff, DISRUPTOR_RS_MULTI_MIN};
     // The crate's multi-producer sequencer refuses rings under 64 slots, so smaller bounds
     // asked for by the suite are raised to that minimum; the suite reads the real bound
     // back through `capacity()`.

@@ -6,5 +6,5 @@
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() {
-    std::process::exit(lab::entry::allocator_main("jemalloc"));
+    std::process::exit(lab::cli::child::allocator_main("jemalloc"));
 }

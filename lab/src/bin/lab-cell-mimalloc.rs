@@ -5,5 +5,5 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    std::process::exit(lab::entry::allocator_main("mimalloc"));
+    std::process::exit(lab::cli::child::allocator_main("mimalloc"));
 }

@@ -35,5 +35,5 @@ fn main() {
         eprintln!("usage: lab-heap <child spec JSON> (started by the lab's runner)");
         std::process::exit(2);
     };
-    std::process::exit(lab::entry::child_main(&spec, Some(profiled), "dhat"));
+    std::process::exit(lab::cli::child::child_main(&spec, Some(profiled), "dhat"));
 }

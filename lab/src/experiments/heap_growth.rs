@@ -27,10 +27,10 @@ use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished, PassRecord};
+use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::protocol::{Ctx, HeapTotals};
-use crate::report::group;
 use crate::results::{Chart, FileLink, Results, Row, Status, Table};
-use crate::variants::{self, Settings, WithHandoff};
+use crate::units::group;
 use clap::Args;
 use handoff::{Consumer as _, Handoff, Message, Producer as _};
 use serde::{Deserialize, Serialize};

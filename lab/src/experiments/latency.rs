@@ -28,10 +28,10 @@ use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished};
+use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::protocol::Ctx;
-use crate::report::fmt_num;
 use crate::results::{Ratio, Results, Row, Status, Table, Target};
-use crate::variants::{self, Settings, WithHandoff};
+use crate::units::fmt_num;
 use clap::{Args, ValueEnum};
 use handoff::{Consumer as _, Handoff, Message, Producer as _};
 use hdrhistogram::Histogram;

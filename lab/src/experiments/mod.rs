@@ -1,7 +1,6 @@
 //! The experiments: one file (or folder) each, registered by one line in [`ALL`].
 
 mod alloc;
-mod allocators;
 mod backpressure;
 mod disruptor_vs_lbq;
 mod echo_server;
@@ -10,6 +9,7 @@ mod latency;
 mod schedulers;
 mod subscribe;
 pub mod trace_overhead;
+pub mod why;
 
 use crate::pipeline::{Entry, Registered};
 

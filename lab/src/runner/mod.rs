@@ -157,7 +157,7 @@ fn fork<E: Experiment>(
 
 fn summary(f: &Fork, unit: &str) -> String {
     match (f.status, f.score) {
-        (Status::Ok, Some(s)) => format!("{} {unit}", crate::report::fmt_num(s)),
+        (Status::Ok, Some(s)) => format!("{} {unit}", crate::units::fmt_num(s)),
         (s, _) => format!("{} {}", s.word(), f.error.clone().unwrap_or_default()),
     }
 }
@@ -224,7 +224,7 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
     // Rounds another phase of the machine took are made up, up to half as many again, when
     // the planned rounds are enough for an interval at all.
     let make_up = if E::MAKE_UP_ROUNDS
-        && rounds >= crate::stats::repeat_samples_min(crate::results::RESULT_COVERAGE)
+        && rounds >= crate::stats::repeat_samples_min(crate::stats::pairing::RESULT_COVERAGE)
     {
         rounds / 2
     } else {
@@ -240,7 +240,7 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
             .zip(&forks)
             .map(|(&i, f)| (cells[i].plan.group.as_str(), f.as_slice()))
             .collect();
-        crate::results::short_of_usual_rounds(&rows, rounds)
+        crate::stats::pairing::short_of_usual_rounds(&rows, rounds)
     };
     'rounds: for round in 0..rounds + make_up {
         if round >= rounds {

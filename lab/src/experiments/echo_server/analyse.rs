@@ -6,9 +6,11 @@
 
 use super::{EchoArgs, EchoOutcome, EchoRun, EchoServer, Load, Server, SEED_RPS};
 use crate::experiment::{CellRecord, Finished, ForkRecord};
-use crate::report::{group, write_atomic};
-use crate::results::{paired_ratios, FileLink, Ratio, Results, Row, Status, Table};
+use crate::report::write_atomic;
+use crate::results::{FileLink, Ratio, Results, Row, Status, Table};
 use crate::stats::median;
+use crate::stats::pairing::paired_ratios;
+use crate::units::group;
 use echo_server::loadgen::PERCENTS;
 use serde_json::json;
 
@@ -120,7 +122,7 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
     out.tables.extend(crate::report::failure_table(out, &["server"], |x| vec![x.label.clone()]));
     files_and_notes(run, out);
     out.method.extend(method_lines(a, with_ab));
-    out.why = crate::why::section(out);
+    out.why = crate::experiments::why::section(out);
 }
 
 fn files_and_notes(run: &Finished<EchoServer>, out: &mut Results) {

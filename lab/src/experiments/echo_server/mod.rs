@@ -25,9 +25,9 @@ use crate::experiment::Finished;
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
+use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::protocol::{Ctx, Pass};
 use crate::results::Results;
-use crate::variants::{self, Settings, WithHandoff};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use echo_server::loadgen::{self, LoadConfig, LoadReport};

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::experiment::{CellRecord, Finished};
 use crate::results::{FileLink, Results, Row, Status, Table, Target};
-use crate::stats::{median, median_ci, Summary};
+use crate::stats::{median, median_ci, Interval, Summary};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -125,7 +125,9 @@ fn baseline(off: &ByRound, aa: Option<&ByRound>) -> ByRound {
 /// "+1.2% [−0.3, +2.8]" (interval) or "+1.2% (range −0.3 … +2.8)" when too few rounds.
 fn fmt_cost(xs: &[f64]) -> String {
     match (median(xs), median_ci(xs)) {
-        (Some(m), Some((lo, hi, _))) => format!("{m:+.1}% [{lo:+.1}, {hi:+.1}]"),
+        (Some(m), Some(Interval { low: lo, high: hi, .. })) => {
+            format!("{m:+.1}% [{lo:+.1}, {hi:+.1}]")
+        }
         (Some(m), None) => {
             let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -164,7 +166,7 @@ struct Analysed {
     /// The same on process CPU time.
     cpu_round: Vec<f64>,
     cost: Option<f64>,
-    ci: Option<(f64, f64, f64)>,
+    ci: Option<Interval>,
     record_cost: Option<RecordCost>,
     records_per_msg: Option<f64>,
     span_share: Option<f64>,
@@ -364,8 +366,8 @@ fn fill_detail(row: &mut Row, a: &Analysed, rounds: usize, ratio: Option<f64>, n
         "throughput_vs_off": if a.slot == "off" { Some(1.0) } else { ratio },
         "cost_pct_median": a.cost,
         "cost_pct_per_round": a.per_round,
-        "cost_ci_pct": a.ci.map(|(lo, hi, _)| [lo, hi]),
-        "cost_ci_coverage": a.ci.map(|c| c.2),
+        "cost_ci_pct": a.ci.map(|c| [c.low, c.high]),
+        "cost_ci_coverage": a.ci.map(|c| c.coverage),
         "cpu_cost_pct_per_round": a.cpu_round,
         "record_cost": a.record_cost,
         "records_per_msg": a.records_per_msg,
@@ -490,7 +492,7 @@ fn flight_target(rows: &[Analysed], rounds: usize, notes: &mut Vec<String>) -> O
     let mine: Vec<&Analysed> = rows.iter().filter(|a| a.workload == w).collect();
     let flight = mine.iter().find(|a| a.slot == "flight")?;
     let aa = mine.iter().find(|a| a.slot == AA).map(|a| a.per_round.as_slice());
-    let aa_ok = aa.and_then(median_ci).is_some_and(|(lo, hi, _)| lo <= 0.0 && 0.0 <= hi);
+    let aa_ok = aa.and_then(median_ci).is_some_and(|c| c.contains(0.0));
     // A row that did not pass its checks leaves the decision, as it leaves every statistic.
     let failed: Vec<String> = mine
         .iter()
@@ -499,12 +501,12 @@ fn flight_target(rows: &[Analysed], rounds: usize, notes: &mut Vec<String>) -> O
         .collect();
     // An interval wholly below 0 is not a cost but changed dynamics (tracing made the
     // workload faster): the measurement decides nothing then.
-    let dynamics = flight.ci.is_some_and(|(_, hi, _)| hi < 0.0);
+    let dynamics = flight.ci.is_some_and(|c| c.high < 0.0);
     let met = match flight.ci {
-        Some((lo, hi, _)) if aa_ok && !dynamics && failed.is_empty() => {
-            if hi <= FLIGHT_TARGET_PCT {
+        Some(ci) if aa_ok && !dynamics && failed.is_empty() => {
+            if ci.high <= FLIGHT_TARGET_PCT {
                 Some(true)
-            } else if lo > FLIGHT_TARGET_PCT {
+            } else if ci.low > FLIGHT_TARGET_PCT {
                 Some(false)
             } else {
                 None
@@ -514,7 +516,7 @@ fn flight_target(rows: &[Analysed], rounds: usize, notes: &mut Vec<String>) -> O
     };
     let label = w.label();
     let measured = match (flight.cost, flight.ci) {
-        (Some(c), Some((lo, hi, cov))) => format!(
+        (Some(c), Some(Interval { low: lo, high: hi, coverage: cov })) => format!(
             "{c:+.1}% [{lo:+.1}, {hi:+.1}] ({:.1}% interval of the median of {} paired rounds; \
              A/A control {}; predicted {}; CPU time {})",
             cov * 100.0,
@@ -538,7 +540,7 @@ fn flight_target(rows: &[Analysed], rounds: usize, notes: &mut Vec<String>) -> O
             failed.join(", ")
         ));
     }
-    if let (Some(c), Some((lo, hi, _))) = (flight.cost, flight.ci) {
+    if let (Some(c), Some(Interval { low: lo, high: hi, .. })) = (flight.cost, flight.ci) {
         if !aa_ok {
             notes.push(format!(
                 "{label}: UNDECIDED: the A/A control (off against off) cost {} — its interval \

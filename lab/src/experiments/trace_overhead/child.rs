@@ -2,9 +2,9 @@
 //! the recorder's account and the record path's cost.
 
 use super::{Cell, Dump, ModeOutcome, Recorder, Run, ThreadCount, BATCH, RING_SIZE, SAMPLE_EVERY};
-use crate::harness::{self, CellSpec};
+use crate::measure::harness::{self, CellSpec};
+use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::protocol::Ctx;
-use crate::variants::{self, Settings, WithHandoff};
 use handoff::Handoff;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -139,7 +139,7 @@ fn install(r: Recorder) -> Result<Recording, String> {
     Ok(match r {
         Recorder::Off => Recording::Off,
         Recorder::Flight => {
-            Recording::Flight(crate::tracehook::install_flight()?, temp_trace_file(r))
+            Recording::Flight(crate::profile::trace::install_flight()?, temp_trace_file(r))
         }
         Recorder::Full => {
             let path = temp_trace_file(r);

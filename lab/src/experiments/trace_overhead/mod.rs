@@ -6,7 +6,7 @@
 //! * `off`: exactly as a timed fork of `disruptor-vs-lbq` (no subscriber; the harness's
 //!   publish/consume spans compiled out),
 //! * `flight`: the flight recorder installed as in the trace child
-//!   ([`crate::tracehook::install_flight`]: per-batch records kept 1 in 16) and the
+//!   ([`crate::profile::trace::install_flight`]: per-batch records kept 1 in 16) and the
 //!   harness's spans on; dumped once after the last run (not timed),
 //! * `full`: every event streamed by tracing-chrome (`flight_recorder::install_full`).
 //!
@@ -371,7 +371,7 @@ impl Experiment for TraceOverhead {
             "batch": BATCH,
             "sample_every": SAMPLE_EVERY,
             "flight_target_pct": FLIGHT_TARGET_PCT,
-            "flight_batch_every": crate::tracehook::FLIGHT_BATCH_EVERY,
+            "flight_batch_every": crate::profile::trace::FLIGHT_BATCH_EVERY,
         });
         Ok(Plan {
             cells,

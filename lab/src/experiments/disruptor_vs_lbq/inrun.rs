@@ -9,12 +9,12 @@
 //! recording cost in this very run, paired within rounds. There is no untimed trace pass:
 //! the twins' timed forks are the traces.
 //!
-//! * Child ([`Recording`]): after its warm-up runs, a twin's timed fork installs the flight
+//! * Child ([`crate::profile::inrun::Recording`]): after its warm-up runs, a twin's timed fork installs the flight
 //!   recorder and makes its measured runs with the lab's spans on (the traced loop and the
 //!   recorder together are what the cost ratio measures); after them it dumps to
 //!   `<run folder>/inrun/<stem>.<pid>.trace.json`, a scratch name unique per fork, and
 //!   reports that name in `CellOutput::in_run_trace`. The run folder reaches every child
-//!   as [`RUN_DIR_ENV`], set by the parent before its first fork ([`export_run_dir`]).
+//!   as [`crate::protocol::RUN_DIR_ENV`], set by the pipeline before its first fork.
 //! * Parent ([`analyse`]): per twin, the dumps of the slowest and the fastest valid fork
 //!   (by fork score; ties: the first in round order) and, when the row is bimodal, of the
 //!   fork nearest each mode's median are renamed `<stem>.{slowest,fastest,mode1,mode2}
@@ -22,18 +22,12 @@
 //!   the row's `in_run_traces`; every other dump and the scratch folder are deleted.
 
 use crate::experiment::{CellPlan, CellRecord, Experiment, Finished, Plan, TraceMode};
-use crate::harness::{CellOutput, CellSpec};
-use crate::report::{fmt_num, group};
+use crate::measure::harness::{CellOutput, CellSpec};
+use crate::profile::inrun::SCRATCH;
+use crate::results::Mode;
 use crate::results::{FileLink, Results, Row, Status, Table};
-use crate::stats::Mode;
+use crate::units::{fmt_num, group};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-
-/// The environment variable that tells a child the run folder.
-pub const RUN_DIR_ENV: &str = "LAB_RUN_DIR";
-
-/// The scratch folder of the forks' dumps, inside the run folder; gone after `analyse`.
-pub const SCRATCH: &str = "inrun";
 
 /// What a traced twin's label adds to its plain cell's.
 pub const SUFFIX: &str = "[in-run]";
@@ -48,13 +42,6 @@ pub fn plain_of(label: &str) -> Option<&str> {
     label.strip_suffix(SUFFIX)
 }
 
-/// In the parent, before the first fork: the run folder, for the children to dump into.
-/// Children inherit the environment; the value is absolute, whatever their working folder.
-pub fn export_run_dir(dir: &Path) {
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    std::env::set_var(RUN_DIR_ENV, dir);
-}
-
 /// With `--trace in-run`: a traced twin after every Rust cell (not the `jvm-*` cells, which
 /// no Rust recorder hears), a (twin, plain) ratio for each, and no untimed trace pass.
 pub fn twins(mode: TraceMode, plan: &mut Plan<CellSpec>) {
@@ -64,7 +51,7 @@ pub fn twins(mode: TraceMode, plan: &mut Plan<CellSpec>) {
     let mut cells = Vec::with_capacity(plan.cells.len() * 2);
     for mut c in std::mem::take(&mut plan.cells) {
         c.trace = false;
-        let twin = (!crate::variants::is_jvm(&c.cell.variant)).then(|| twin_of(&c));
+        let twin = (!crate::measure::variants::is_jvm(&c.cell.variant)).then(|| twin_of(&c));
         cells.push(c);
         if let Some(t) = twin {
             let pair = (t.label.clone(), plain_of(&t.label).unwrap_or_default().to_string());
@@ -93,40 +80,6 @@ fn twin_of(c: &CellPlan<CellSpec>) -> CellPlan<CellSpec> {
     t.cell.sampling_ab_pairs = 0;
     t.heap = false;
     t
-}
-
-/// The flight recorder over a twin's measured runs (in its timed fork).
-#[derive(Debug)]
-pub struct Recording {
-    recorder: flight_recorder::Recorder,
-    file: String,
-    path: PathBuf,
-}
-
-impl Recording {
-    /// Installs the flight recorder (as the trace pass does); the dump is to be named after
-    /// `stem` and this process.
-    pub fn start(stem: &str) -> Result<Recording, String> {
-        let dir = std::env::var_os(RUN_DIR_ENV).ok_or_else(|| {
-            format!("in-run trace: no run folder ({RUN_DIR_ENV} is not set by a parent lab)")
-        })?;
-        let file = format!("{SCRATCH}/{stem}.{}.trace.json", std::process::id());
-        let path = Path::new(&dir).join(&file);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| format!("in-run trace: {}: {e}", parent.display()))?;
-        }
-        let recorder = crate::tracehook::install_flight()?;
-        Ok(Recording { recorder, file, path })
-    }
-
-    /// Dumps the recorder; the file's name relative to the run folder.
-    pub fn finish(self) -> Result<String, String> {
-        self.recorder
-            .dump(&self.path)
-            .map_err(|e| format!("in-run trace: dumping the flight recorder: {e}"))?;
-        Ok(self.file)
-    }
 }
 
 /// An experiment whose cells are the handoff harness's (`disruptor-vs-lbq`).

@@ -4,7 +4,7 @@
 //! with its stderr). They wrap the crossbeam peer and are offered only when the
 //! environment variable `LAB_FAULTS=1` is set.
 
-use crate::peers::{CrossbeamConsumer, CrossbeamHandoff, CrossbeamProducer};
+use crate::measure::peers::{CrossbeamConsumer, CrossbeamHandoff, CrossbeamProducer};
 use handoff::{ConfigError, Consumer, Handoff, TryRecvError};
 
 /// The environment variable that unlocks the fault variants.

@@ -142,7 +142,7 @@ impl Session {
     /// gives each thread's context switches as `getrusage` counted them.
     pub fn finish(
         self,
-        threads: &[crate::harness::ThreadUsage],
+        threads: &[crate::profile::usage::ThreadUsage],
     ) -> Result<(BTreeMap<String, ThreadOffCpu>, Vec<String>), String> {
         let recorder = match self.recorder {
             Ok(r) => r,
@@ -173,7 +173,7 @@ fn digest(
     rec: &SchedRecording,
     pid: u32,
     wall_ns: u64,
-    usage: &[crate::harness::ThreadUsage],
+    usage: &[crate::profile::usage::ThreadUsage],
 ) -> (Pending, BTreeMap<String, ThreadOffCpu>) {
     let mut names: HashMap<u32, String> = HashMap::new();
     let mut threads: Vec<u32> = Vec::new();

@@ -5,8 +5,9 @@
 //! stay in `lab-heap` under dhat whatever the allocator: dhat counts the code's
 //! allocations, which no allocator changes, not how fast an allocator serves them.
 
-use crate::report::group;
-use crate::results::{pair_ratios, Results, Row, Status, Table};
+use crate::results::{Results, Row, Status, Table};
+use crate::stats::pairing::pair_ratios;
+use crate::units::group;
 use clap::ValueEnum;
 use serde::Serialize;
 

@@ -43,8 +43,8 @@ pub fn traced<T>(
     hook.install(mode, file)?;
     let out = f();
     let mut note = hook.finish()?;
-    // The scheduler's slices of the run, if it recorded them (`crate::sched_trace`).
-    if let Err(e) = crate::sched_trace::annotate(std::path::Path::new(file)) {
+    // The scheduler's slices of the run, if it recorded them (`crate::profile::sched`).
+    if let Err(e) = crate::profile::sched::annotate(std::path::Path::new(file)) {
         note.push_str(&format!("; off-CPU slices not written: {e}"));
     }
     Ok((out?, note))

@@ -1,15 +1,16 @@
 //! The measured loop, run inside a child process ("fork"): P named producer threads, one
 //! consumer thread, a start barrier, a self-check of every run, per-thread CPU time and
 //! context switches from `getrusage(RUSAGE_THREAD)`, perf counters per message over each
-//! measured run ([`crate::counters`]), and end-to-end latency of sampled messages in an HDR
+//! measured run ([`crate::profile::counters`]), and end-to-end latency of sampled messages in an HDR
 //! histogram.
 //!
 //! Generic over `H: Handoff` and the payload size `N`, and over `TRACE` (whether the run
 //! emits the lab's own publish/consume spans and counters); the by-name choice happens once
-//! in [`crate::variants::dispatch`].
+//! in [`crate::measure::variants::dispatch`].
 
+use crate::measure::variants::{self, Settings, WithHandoff};
+use crate::profile::usage::{page_faults, process_cpu_ms, thread_usage, ThreadUsage};
 use crate::protocol::{Ctx, Pass};
-use crate::variants::{self, Settings, WithHandoff};
 use handoff::{Checker, Consumer, Handoff, Message, Producer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -83,16 +84,16 @@ pub struct CellSpec {
     #[serde(default)]
     pub jvm: Option<JvmSettings>,
     /// A traced twin's file stem (`--trace in-run`): its timed forks record their measured
-    /// runs with the flight recorder and dump it under this stem (`crate::inrun`).
+    /// runs with the flight recorder and dump it under this stem (`crate::profile::inrun`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_run_trace: Option<String>,
     /// The global allocator the cell must run on (`system`, `mimalloc`, `jemalloc`; the
     /// heap pass runs on dhat's whatever this says); `None`: not checked (JVM rows).
     #[serde(default)]
     pub allocator: Option<String>,
-    /// Where the runs' threads run (`crate::placement`).
+    /// Where the runs' threads run (`crate::measure::placement`).
     #[serde(default)]
-    pub placement: crate::placement::Placement,
+    pub placement: crate::measure::placement::Placement,
 }
 
 impl CellSpec {
@@ -107,7 +108,7 @@ impl CellSpec {
     }
 }
 
-/// The JVM's side of a `jvm-*` cell (run by `crate::jvm`): where Bus lives, how to call it.
+/// The JVM's side of a `jvm-*` cell (run by `crate::measure::jvm`): where Bus lives, how to call it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct JvmSettings {
     /// Class folder (from [`build`]).
@@ -122,7 +123,7 @@ pub struct JvmSettings {
     pub drop_one: bool,
 }
 
-/// What a `jvm-*` fork adds to its outcome (from `crate::jvm`).
+/// What a `jvm-*` fork adds to its outcome (from `crate::measure::jvm`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct JvmReport {
     /// `java.version`, VM name and flags as the JVM reports them.
@@ -141,60 +142,6 @@ pub struct JvmReport {
     pub gc_count: Vec<u64>,
     /// See `allocated_bytes_per_message`.
     pub gc_ms: Vec<f64>,
-}
-
-/// CPU time and context switches of one thread over its life.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ThreadUsage {
-    /// `producer-i` or `consumer`.
-    pub name: String,
-    /// User + system CPU time, ms.
-    pub cpu_ms: f64,
-    /// User CPU time, ms.
-    pub user_ms: f64,
-    /// System CPU time, ms.
-    pub sys_ms: f64,
-    /// Voluntary context switches (blocking).
-    pub voluntary_cs: u64,
-    /// Involuntary context switches (preemption).
-    pub involuntary_cs: u64,
-}
-
-fn rusage(who: libc::c_int) -> libc::rusage {
-    // SAFETY: an all-zero `rusage` is a valid value of this plain C struct of integers.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable `rusage`; `who` is RUSAGE_SELF or RUSAGE_THREAD,
-    // both supported by Linux. On failure `ru` stays zeroed, which reads as "no usage".
-    unsafe { libc::getrusage(who, &mut ru) };
-    ru
-}
-
-fn tv_ms(tv: libc::timeval) -> f64 {
-    tv.tv_sec as f64 * 1e3 + tv.tv_usec as f64 / 1e3
-}
-
-/// This thread's usage so far (call at the thread's end).
-pub fn thread_usage(name: &str) -> ThreadUsage {
-    let ru = rusage(libc::RUSAGE_THREAD);
-    ThreadUsage {
-        name: name.to_string(),
-        user_ms: tv_ms(ru.ru_utime),
-        sys_ms: tv_ms(ru.ru_stime),
-        cpu_ms: tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime),
-        voluntary_cs: ru.ru_nvcsw as u64,
-        involuntary_cs: ru.ru_nivcsw as u64,
-    }
-}
-
-/// Minor and major page faults of the process so far.
-fn page_faults() -> u64 {
-    let ru = rusage(libc::RUSAGE_SELF);
-    (ru.ru_minflt + ru.ru_majflt) as u64
-}
-
-fn process_cpu_ms() -> f64 {
-    let ru = rusage(libc::RUSAGE_SELF);
-    tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime)
 }
 
 /// Latency percentiles of sampled messages, ns.
@@ -260,7 +207,7 @@ pub struct RunResult {
     pub page_faults: u64,
     /// perf counters per message, process and per thread (measured runs of timed forks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counters: Option<crate::counters::RunCounters>,
+    pub counters: Option<crate::profile::counters::RunCounters>,
 }
 
 /// What a timed child prints: its runs and merged latency.
@@ -290,9 +237,9 @@ pub struct CellOutput {
     #[serde(default)]
     pub jvm: Option<JvmReport>,
     /// Per thread name, its off-CPU account over the trace run (trace mode, where the
-    /// scheduler's tracepoints could be recorded: `crate::sched_trace`).
+    /// scheduler's tracepoints could be recorded: `crate::profile::sched`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub off_cpu: Option<std::collections::BTreeMap<String, crate::sched_trace::ThreadOffCpu>>,
+    pub off_cpu: Option<std::collections::BTreeMap<String, crate::profile::sched::ThreadOffCpu>>,
     /// Why `off_cpu` is missing from a trace run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub off_cpu_note: Option<String>,
@@ -345,7 +292,7 @@ struct Consumed {
     start: Instant,
     end: Instant,
     usage: ThreadUsage,
-    counted: Option<crate::counters::ThreadReading>,
+    counted: Option<crate::profile::counters::ThreadReading>,
 }
 
 /// The consumer's `messages_per_ms` counter of traced runs (`TRACE`; otherwise nothing).
@@ -396,7 +343,7 @@ pub fn run_once<H: Handoff, const N: usize, const TRACE: bool>(
 }
 
 /// [`run_once`], with perf counters read over the run when `count` (see
-/// [`crate::counters`]).
+/// [`crate::profile::counters`]).
 pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     handoff: &H,
     spec: &CellSpec,
@@ -412,10 +359,10 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     // Producers and the consumer start together; the run's clock starts when the first of
     // them leaves the barrier (the main thread may be descheduled at that moment).
     let barrier = Arc::new(Barrier::new(p + 1));
-    let cpus = crate::placement::plan(spec.placement, p + 1)?;
+    let cpus = crate::measure::placement::plan(spec.placement, p + 1)?;
     let cpu_of = |thread: usize| cpus.as_ref().map(|c| c[thread]);
     // Opened before the usage baselines, so its own set-up stays out of them.
-    let probe = crate::counters::Probe::start(count);
+    let probe = crate::profile::counters::Probe::start(count);
     let cpu0 = process_cpu_ms();
     // After `open`: faults from here on are the run's own (and its threads' stacks).
     let faults0 = page_faults();
@@ -429,7 +376,7 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
             .name(format!("producer-{i}"))
             .spawn(move || {
                 // Before the barrier: a failed pin is reported once every thread is in.
-                let pinned = cpu.map_or(Ok(()), crate::placement::pin_current);
+                let pinned = cpu.map_or(Ok(()), crate::measure::placement::pin_current);
                 let counters = counters.open();
                 barrier.wait();
                 counters.enable();
@@ -477,7 +424,7 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     let consumer = thread::Builder::new()
         .name("consumer".to_string())
         .spawn(move || {
-            let pinned = ccpu.map_or(Ok(()), crate::placement::pin_current);
+            let pinned = ccpu.map_or(Ok(()), crate::measure::placement::pin_current);
             let counters = ccounters.open();
             let mut checker = Checker::new(p);
             let mut hist = run_histogram(sample_every > 0);
@@ -630,7 +577,7 @@ fn run_cell<H: Handoff, const N: usize>(
 ) -> Result<CellOutput, String> {
     let mut out = CellOutput {
         per_producer: handoff::spread(spec.messages, spec.producers),
-        pinned_cpus: crate::placement::plan(spec.placement, spec.producers + 1)?,
+        pinned_cpus: crate::measure::placement::plan(spec.placement, spec.producers + 1)?,
         ..Default::default()
     };
     match ctx.pass.clone() {
@@ -642,7 +589,7 @@ fn run_cell<H: Handoff, const N: usize>(
             }
             // A traced twin records its measured runs only: the warm-up stays unrecorded.
             let recording = match &spec.in_run_trace {
-                Some(stem) => Some(crate::inrun::Recording::start(stem)?),
+                Some(stem) => Some(crate::profile::inrun::Recording::start(stem)?),
                 None => None,
             };
             let mut merged = new_histogram();
@@ -690,7 +637,7 @@ fn run_cell<H: Handoff, const N: usize>(
         Pass::Trace { .. } => {
             // The child installed the recorder around this cell; the scheduler's events
             // go into its file after it is written (`tracehook::traced`).
-            let sched = crate::sched_trace::Session::start();
+            let sched = crate::profile::sched::Session::start();
             let (r, _) =
                 run_once::<H, N, true>(handoff, spec, spec.trace_messages, spec.sample_every)?;
             match sched.finish(&r.threads) {

@@ -5,17 +5,20 @@
 //! latency of sampled messages, CPU per thread, context switches, a heap profile and a
 //! trace per cell.
 
-use crate::counters::{self, RunCounters, Values};
+mod allocators;
+mod inrun;
+
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished};
-use crate::harness::{self, CellOutput, CellSpec, Latency, PAYLOADS};
-use crate::parse::{parse_list, parse_producers};
+use crate::measure::harness::{self, CellOutput, CellSpec, Latency, PAYLOADS};
+use crate::measure::variants::{self, WAITS};
+use crate::profile::counters::{self, RunCounters, Values};
 use crate::protocol::Ctx;
-use crate::report::{fmt_num, group};
 use crate::results::{Chart, FileLink, Results, Row, Status, Table};
-use crate::variants::{self, WAITS};
+use crate::units::{fmt_num, group};
+use crate::units::{parse_list, parse_producers};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -102,7 +105,7 @@ pub struct DvlArgs {
     #[arg(long, value_parser = size, default_value = "900")]
     pub spread_fork_ms: u64,
     /// JVM flags of the jvm-* rows.
-    #[arg(long, default_value = crate::jvm::DEFAULT_FLAGS, allow_hyphen_values = true)]
+    #[arg(long, default_value = crate::measure::jvm::DEFAULT_FLAGS, allow_hyphen_values = true)]
     pub jvm_flags: String,
     /// The jvm-disruptor's wait strategy: `matching` pairs each Rust strategy with its JVM
     /// counterpart (blocking → lite-blocking), or blocking, lite-blocking, sleeping,
@@ -122,12 +125,12 @@ pub struct DvlArgs {
     /// CPU when the run's threads fit the CPUs (and leaves oversubscribed runs to the
     /// kernel), `spread` always pins round-robin, `kernel` never pins.
     #[arg(long, value_enum, default_value = "auto")]
-    pub placement: crate::placement::Placement,
+    pub placement: crate::measure::placement::Placement,
 }
 
-use super::allocators::{self, AllocatorArg};
+use allocators::AllocatorArg;
 
-use crate::variants::is_jvm;
+use crate::measure::variants::is_jvm;
 
 impl Outcome for CellOutput {
     fn measured(&self) -> Vec<Measured> {
@@ -157,7 +160,7 @@ fn chosen_variants(a: &DvlArgs, notes: &mut Vec<String>) -> Result<Vec<String>, 
         return Err("--variants: no variant given".into());
     }
     let mut chosen = Vec::new();
-    let jvm_missing = crate::jvm::unavailable();
+    let jvm_missing = crate::measure::jvm::unavailable();
     for name in &requested {
         let info = variants::find(name).ok_or_else(|| variants::unknown_variant(name))?;
         if let (true, Some(why)) = (is_jvm(name), &jvm_missing) {
@@ -265,7 +268,7 @@ impl Experiment for DisruptorVsLbq {
         let several = allocs.len() > 1;
         let reference = allocators::reference(&allocs);
         let classes = if chosen.iter().any(|v| is_jvm(v)) {
-            Some(crate::jvm::build()?.display().to_string())
+            Some(crate::measure::jvm::build()?.display().to_string())
         } else {
             None
         };
@@ -311,11 +314,11 @@ impl Experiment for DisruptorVsLbq {
                         spread_measure_ms: a.spread_fork_ms as f64,
                         in_run_trace: None,
                         jvm: classes.as_ref().filter(|_| is_jvm(v)).map(|c| {
-                            crate::harness::JvmSettings {
+                            crate::measure::harness::JvmSettings {
                                 classes: c.clone(),
                                 flags: a.jvm_flags.clone(),
                                 wait: match a.jvm_wait.as_str() {
-                                    "matching" => crate::jvm::matching_wait(
+                                    "matching" => crate::measure::jvm::matching_wait(
                                         w.as_deref().unwrap_or("blocking"),
                                     )
                                     .to_string(),
@@ -408,13 +411,13 @@ impl Experiment for DisruptorVsLbq {
             input_size: a.messages,
             notes,
         };
-        crate::inrun::twins(shared.trace, &mut plan);
+        inrun::twins(shared.trace, &mut plan);
         Ok(plan)
     }
 
     fn run_cell(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
         if cell.jvm.is_some() {
-            return crate::jvm::run(cell, ctx);
+            return crate::measure::jvm::run(cell, ctx);
         }
         // A cell's timed and trace children must run on its allocator's binary.
         let heap = matches!(ctx.pass, crate::protocol::Pass::Heap { .. });
@@ -434,13 +437,14 @@ impl Experiment for DisruptorVsLbq {
     fn analyse(a: &DvlArgs, run: &Finished<Self>, out: &mut Results) {
         let cores = out.environment.cores.max(1);
         // Reading the dhat files is the slow part of analysing: untimed, so in parallel.
-        let sites: Vec<Vec<crate::dhatfile::Site>> = {
+        let sites: Vec<Vec<crate::profile::dhat::Site>> = {
             use rayon::prelude::*;
             run.cells
                 .par_iter()
                 .map(|rec| match &rec.heap {
                     Some(h) if h.file_written => {
-                        crate::dhatfile::top_sites(&run.dir.join(&h.file), 5, 4).unwrap_or_default()
+                        crate::profile::dhat::top_sites(&run.dir.join(&h.file), 5, 4)
+                            .unwrap_or_default()
                     }
                     _ => Vec::new(),
                 })
@@ -449,9 +453,9 @@ impl Experiment for DisruptorVsLbq {
         for ((row, rec), sites) in out.results.iter_mut().zip(&run.cells).zip(sites) {
             fill_row(row, rec, cores, sites);
         }
-        crate::inrun::analyse(run, out);
+        inrun::analyse(run, out);
         out.tables = headline_tables(out);
-        out.tables.extend(crate::inrun::cost_table(out));
+        out.tables.extend(inrun::cost_table(out));
         out.tables.extend(allocators::table(out));
         if let Some(al) = run_allocators(run) {
             out.environment.timed_allocator = allocators::environment_text(&al);
@@ -466,7 +470,7 @@ impl Experiment for DisruptorVsLbq {
             vec![x.label.clone(), x.key_u64("producers").map_or("–".into(), |p| p.to_string())]
         }));
         out.charts = charts(out);
-        out.why = crate::why::section(out);
+        out.why = super::why::section(out);
         for row in &out.results {
             for (k, what) in
                 [("trace", "Chrome trace (Perfetto)"), ("heap_file", "dhat heap profile (dh_view)")]
@@ -568,7 +572,7 @@ pub struct Heap {
     /// Whether the profiled run passed its checks.
     pub valid: bool,
     /// Largest allocation sites.
-    pub top_sites: Vec<crate::dhatfile::Site>,
+    pub top_sites: Vec<crate::profile::dhat::Site>,
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -588,7 +592,7 @@ fn cpu_of(outs: &[&CellOutput], cores: usize) -> Option<Cpu> {
         .threads
         .iter()
         .map(|t| {
-            let of = |f: fn(&harness::ThreadUsage) -> f64| {
+            let of = |f: fn(&crate::profile::usage::ThreadUsage) -> f64| {
                 mean(runs.iter().flat_map(|r| r.threads.iter()).filter(|u| u.name == t.name).map(f))
             };
             ThreadCpu {
@@ -672,7 +676,7 @@ fn fill_row(
     row: &mut Row,
     rec: &CellRecord<DisruptorVsLbq>,
     cores: usize,
-    top_sites: Vec<crate::dhatfile::Site>,
+    top_sites: Vec<crate::profile::dhat::Site>,
 ) {
     let spec = &rec.plan.cell;
     let outs: Vec<&CellOutput> = rec.outcomes().collect();
@@ -761,7 +765,7 @@ fn fill_row(
     d.insert("heap_file".into(), json!(heap.as_ref().map(|h| h.file.clone())));
     d.insert("heap".into(), json!(heap));
     if let Some(first) = outs.iter().find_map(|o| o.jvm.as_ref()) {
-        let all = |f: fn(&crate::harness::JvmReport) -> Vec<f64>| -> Vec<f64> {
+        let all = |f: fn(&crate::measure::harness::JvmReport) -> Vec<f64>| -> Vec<f64> {
             outs.iter().filter_map(|o| o.jvm.as_ref()).flat_map(f).collect()
         };
         let med = |v: Vec<f64>| crate::stats::median(&v);
@@ -812,7 +816,7 @@ fn jvm_table(r: &Results) -> Option<Table> {
 fn axes(r: &Results) -> (Vec<String>, Vec<u64>) {
     let mut labels: Vec<String> = Vec::new();
     // Traced twins have their own table (`inrun::cost_table`).
-    for row in r.results.iter().filter(|x| !crate::inrun::is_twin(&x.label)) {
+    for row in r.results.iter().filter(|x| !inrun::is_twin(&x.label)) {
         if !labels.contains(&row.label) {
             labels.push(row.label.clone());
         }
@@ -855,7 +859,7 @@ fn cell_text(row: Option<&Row>, f: impl Fn(&Row, f64) -> String) -> String {
 fn headline_tables(r: &Results) -> Vec<Table> {
     let (labels, ps) = axes(r);
     let mut pairs: Vec<(String, String)> = Vec::new();
-    for x in r.ratios.iter().filter(|x| !crate::inrun::is_twin(&x.variant)) {
+    for x in r.ratios.iter().filter(|x| !inrun::is_twin(&x.variant)) {
         let p = (x.variant.clone(), x.baseline.clone());
         if !pairs.contains(&p) {
             pairs.push(p);
@@ -988,10 +992,10 @@ fn forks_table(r: &Results) -> Table {
 /// "1.05 (0.98–1.13)": a probe's median and range over `forks`, to `digits`, or "–".
 fn probe_text(
     forks: &[crate::results::Fork],
-    probe: crate::results::Probe,
+    probe: crate::stats::pairing::Probe,
     digits: usize,
 ) -> String {
-    let v = crate::results::probe_values(forks, probe);
+    let v = crate::stats::pairing::probe_values(forks, probe);
     match (
         crate::stats::median(&v),
         v.iter().copied().reduce(f64::min),
@@ -1299,7 +1303,7 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             cfg["heap_messages"]
         ),
         if r.config["shared"]["trace"] == "in-run" {
-            crate::inrun::method_line()
+            inrun::method_line()
         } else {
             format!(
                 "Trace pass: one more untimed child per cell runs {} messages with the recorder installed; producers wrap every {}th send in a `publish` span, the consumer emits a `consume` span with the same flow id and a `messages_per_ms` counter about once per ms.",
@@ -1331,7 +1335,7 @@ fn sampling_lines(run: &Finished<DisruptorVsLbq>, every: u64) -> Vec<String> {
         rec.plan.group,
         pairs.len(),
         m.map_or("–".into(), |m| format!("{m:+.1}%")),
-        ci.map_or(" [no interval: too few pairs]".into(), |(lo, hi, c)| format!(" [{lo:+.1}, {hi:+.1}] ({:.0}% interval)", c * 100.0))
+        ci.map_or(" [no interval: too few pairs]".into(), |c| format!(" [{:+.1}, {:+.1}] ({:.0}% interval)", c.low, c.high, c.coverage * 100.0))
     )]
 }
 
@@ -1348,14 +1352,14 @@ fn run_allocators(run: &Finished<DisruptorVsLbq>) -> Option<Vec<&str>> {
 }
 
 /// The method line on thread placement (`--placement`).
-fn placement_line(placement: crate::placement::Placement) -> String {
-    use crate::placement::Placement;
+fn placement_line(placement: crate::measure::placement::Placement) -> String {
+    use crate::measure::placement::Placement;
     let how = match placement {
         Placement::Kernel => "are placed by the kernel (--placement kernel): a run may find a producer and the consumer on one CPU, a different handoff from one between CPUs".to_string(),
         Placement::Spread => "are each pinned to one CPU, round-robin over the CPUs, however many (--placement spread)".to_string(),
         Placement::Auto => format!(
             "are each pinned to their own CPU where the run's threads fit the {} CPUs, JVM rows included (--placement auto); with more threads the kernel places them, and its time-slicing is part of the figure (pinned_cpus says which rows were pinned)",
-            crate::placement::allowed_cpus().map_or(0, |c| c.len())
+            crate::measure::placement::allowed_cpus().map_or(0, |c| c.len())
         ),
     };
     format!("Threads: the consumer and producers of each run {how}.")

@@ -26,7 +26,7 @@ pub fn child_main(spec_json: &str, heap: Option<HeapWrap>, allocator: &'static s
     let result = match (&spec.pass, heap) {
         (Pass::Timed, _) => exp.child(&spec, &mut ctx).map(|v| (v, Extras::default())),
         (Pass::Trace { mode, file }, _) => {
-            crate::tracehook::traced(mode, file, || exp.child(&spec, &mut ctx))
+            crate::profile::trace::traced(mode, file, || exp.child(&spec, &mut ctx))
                 .map(|(v, note)| (v, Extras { note: Some(note), heap: None }))
         }
         (Pass::Heap { file }, Some(wrap)) => wrap(file, &mut || exp.child(&spec, &mut ctx))

@@ -1,5 +1,6 @@
-//! Parsing of the lab's option values: sizes (`32Mi`, `1M`, `65536`) and producer lists
-//! (`1,2,4`, `1..6`). Errors name the bad value and say what is accepted.
+//! Numbers as people write and read them: option values parsed (sizes `32Mi`, `1M`,
+//! `65536`; producer lists `1,2,4`, `1..6`; errors name the bad value and say what is
+//! accepted) and figures formatted for tables (`fmt_num`, `group`).
 
 /// Parses a count: a plain number (underscores allowed) with an optional suffix:
 /// `K`/`k` (×10³), `M` (×10⁶), `G` (×10⁹), `Ki` (×2¹⁰), `Mi` (×2²⁰), `Gi` (×2³⁰).
@@ -61,6 +62,39 @@ pub fn parse_producers(s: &str) -> Result<Vec<usize>, String> {
 /// Splits a comma-separated list of names.
 pub fn parse_list(s: &str) -> Vec<String> {
     s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()
+}
+
+/// A number with sensible precision: 3 significant digits below 1000, grouped above.
+pub fn fmt_num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1e5 {
+        group(x)
+    } else if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// An integer with thousands separators: 12,345,678.
+pub fn group(x: f64) -> String {
+    let s = format!("{:.0}", x.abs());
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if x < 0.0 {
+        format!("-{out}")
+    } else {
+        out
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,8 @@
 //! `Blocking` strategy spins, then sleeps on a condition only when a sleeper asked for a
 //! signal: the JVM counterpart is `LiteBlockingWaitStrategy`, the default pairing.
 
-use crate::harness::{CellOutput, CellSpec, JvmReport, RunResult, ThreadUsage};
+use crate::measure::harness::{CellOutput, CellSpec, JvmReport, RunResult};
+use crate::profile::usage::ThreadUsage;
 use crate::protocol::{Ctx, Message};
 use serde::Deserialize;
 use serde_json::Value;
@@ -162,7 +163,7 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     if j.drop_one {
         cmd.args(["--fault", "drop-one"]);
     }
-    let pinned = crate::placement::plan(cell.placement, cell.producers + 1)?;
+    let pinned = crate::measure::placement::plan(cell.placement, cell.producers + 1)?;
     if let Some(cpus) = &pinned {
         let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
         cmd.args(["--pin", &list.join(",")]);

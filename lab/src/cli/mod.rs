@@ -5,6 +5,8 @@
 //! `lab <experiment> --help` shows that experiment's options only. Bad input is one line
 //! on stderr and exit 2.
 
+pub mod child;
+
 use crate::envinfo::Environment;
 use crate::experiment::Failure;
 use crate::experiments;
@@ -156,7 +158,7 @@ fn dispatch(m: &ArgMatches) -> Result<i32, Failure> {
         }
         "__child" => {
             let spec = sub.get_one::<String>("spec").expect("required");
-            Ok(crate::entry::child_main(spec, None, "system"))
+            Ok(crate::cli::child::child_main(spec, None, "system"))
         }
         "run" => {
             let (exp, em) = sub.subcommand().expect("an experiment is required");
@@ -177,12 +179,12 @@ fn list() {
         println!("  {:<26} {}", e.name(), e.about());
     }
     println!("\nVariants of disruptor-vs-lbq (--variants):");
-    for v in crate::variants::all() {
+    for v in crate::measure::variants::all() {
         let note = v.unavailable.map(|w| format!(" [unavailable: {w}]")).unwrap_or_default();
         println!("  {:<18} {}{note}", v.name, v.description);
     }
     println!("\nRing wait strategies (--wait):");
-    for (w, d) in crate::variants::WAITS {
+    for (w, d) in crate::measure::variants::WAITS {
         println!("  {w:<18} {d}");
     }
 }

@@ -2,8 +2,8 @@
 //! dispatch, as crossbeam-channel's `SenderFlavor`); everything inside the chosen arm is
 //! generic over `H: Handoff` and monomorphised.
 
-use crate::faults::{self, Fault, FaultHandoff};
-use crate::peers::{CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff};
+use crate::measure::faults::{self, Fault, FaultHandoff};
+use crate::measure::peers::{CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff};
 use handoff::Handoff;
 use ring::{RingHandoff, WaitKind};
 

@@ -4,45 +4,16 @@
 //! Order matters: the terminal tables come first, whatever then happens to the files; each
 //! file is written to a temporary name and renamed, so a reader never sees a truncated one.
 
+pub mod links;
+
 use crate::results::{Results, Row, Status, Table};
+use crate::units::fmt_num;
+pub use links::html_escape;
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// The report's stylesheet (inlined into every report.html).
 pub const STYLE: &str = include_str!("report.css");
-
-/// A number with sensible precision: 3 significant digits below 1000, grouped above.
-pub fn fmt_num(x: f64) -> String {
-    let a = x.abs();
-    if a >= 1e5 {
-        group(x)
-    } else if a >= 100.0 {
-        format!("{x:.0}")
-    } else if a >= 10.0 {
-        format!("{x:.1}")
-    } else if a >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
-/// An integer with thousands separators: 12,345,678.
-pub fn group(x: f64) -> String {
-    let s = format!("{:.0}", x.abs());
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if x < 0.0 {
-        format!("-{out}")
-    } else {
-        out
-    }
-}
 
 /// Renders a table for the terminal.
 pub fn terminal(t: &Table) -> String {
@@ -81,11 +52,6 @@ pub fn md_table(t: &Table) -> String {
     }
     s.push('\n');
     s
-}
-
-/// Escapes text for HTML.
-pub fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// A table in HTML.
@@ -309,7 +275,7 @@ pub fn terminal_report(r: &Results) -> String {
 }
 
 /// A Why sentence's figures as `field = value` pairs.
-fn figure_list(w: &crate::why::Why) -> String {
+fn figure_list(w: &crate::results::Why) -> String {
     w.figures
         .iter()
         .map(|f| format!("{} = {}", f.field, fmt_num(f.value)))
@@ -423,10 +389,10 @@ pub fn html(r: &Results) -> String {
     }
     for f in &r.files {
         // Traces also get Perfetto's deep link, which works while `lab view` serves this folder.
-        let deep = match crate::view::kind(&f.file) {
-            crate::view::FileKind::Trace => format!(
+        let deep = match links::kind(&f.file) {
+            links::FileKind::Trace => format!(
                 " — <a href=\"{}\">open in Perfetto (via lab view)</a>",
-                e(&crate::view::perfetto_link(crate::view::DEFAULT_PORT, &f.file))
+                e(&links::perfetto_link(links::DEFAULT_PORT, &f.file))
             ),
             _ => String::new(),
         };

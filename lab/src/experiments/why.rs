@@ -19,36 +19,9 @@
 //! * **CPU time**: where no task-clock counter exists, the CPU time per message of all the
 //!   run's threads (getrusage) differs at least 1.5×.
 
-use crate::results::{Ratio, Results, Row, Status};
-use serde::{Deserialize, Serialize};
+use crate::results::{Figure, Ratio, Results, Row, Status, Why};
+
 use serde_json::Value;
-
-/// One sentence of the Why section.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Why {
-    /// The group both rows belong to (e.g. `P=1`).
-    pub group: String,
-    /// The row explained.
-    pub variant: String,
-    /// The row it is compared with.
-    pub baseline: String,
-    /// The rule that fired (`allocation`, `sleeping`, `off-cpu`, `counter`, `cpu-time`,
-    /// `no-difference`, `no-reason`).
-    pub rule: String,
-    /// The sentence, with its figures.
-    pub text: String,
-    /// The results.json fields the sentence rests on, with their values.
-    pub figures: Vec<Figure>,
-}
-
-/// A field of results.json and its value.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Figure {
-    /// A path into results.json, e.g. `results[3].heap.blocks_per_message`.
-    pub field: String,
-    /// Its value.
-    pub value: f64,
-}
 
 const ALLOC_DIFF: f64 = 0.5;
 const SLEEP_FACTOR: f64 = 10.0;

@@ -134,7 +134,7 @@ mod tests {
               {"tb":900,"tbk":30,"gb":64,"fs":[1,3,4]}],
              "ftbl":["[root]","0x1: alloc::boxed::box_new_uninit (boxed.rs:248:18)",
                      "0x2: lab::a (lab/src/a.rs:3:4)","0x3: locked_queue::Node::new (crates/locked-queue/src/queue.rs:9:1)",
-                     "0x4: lab::harness::run_once"]}"#,
+                     "0x4: lab::measure::harness::run_once"]}"#,
         )
         .unwrap();
         let sites = top_sites(&f, 5, 3).unwrap();
@@ -144,7 +144,7 @@ mod tests {
             (900, 30, 64)
         );
         assert_eq!(sites[0].frames[0], "locked_queue::Node::new (queue.rs:9:1)");
-        assert_eq!(sites[0].frames[1], "lab::harness::run_once");
+        assert_eq!(sites[0].frames[1], "lab::measure::harness::run_once");
         std::fs::write(&f, r#"{"dhatFileVersion":1,"pps":[],"ftbl":[]}"#).unwrap();
         assert!(top_sites(&f, 5, 3).unwrap_err().contains("expected 2"));
         let _ = std::fs::remove_dir_all(&dir);

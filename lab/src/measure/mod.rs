@@ -1,0 +1,18 @@
+//! Measuring handoffs inside a child: the harness's measured loop, the variants by name,
+//! the reference peers, the JVM originals, planted faults and where threads run.
+//!
+//! * [`harness`]: P producers and one consumer, a self-check of every run, CPU time, counters
+//!   and latency of sampled messages; the cell spec and outcome of `disruptor-vs-lbq`.
+//! * [`variants`]: the by-name `match` (enum dispatch) into the generic harness.
+//! * [`peers`]: crossbeam-channel, std's `sync_channel` and the disruptor crate as
+//!   `Handoff` adapters.
+//! * [`jvm`]: the JVM originals (`tools/jvm/Bus.java`) run as children of a fork.
+//! * [`faults`]: planted faults for the lab's own tests (`LAB_FAULTS=1`).
+//! * [`placement`]: one CPU per thread, or the kernel's choice.
+
+pub mod faults;
+pub mod harness;
+pub mod jvm;
+pub mod peers;
+pub mod placement;
+pub mod variants;

@@ -1,0 +1,16 @@
+//! What a run leaves besides its time: counters, the kernel's scheduling, traces and heap
+//! profiles. Profilers observe a run; none of them imports the harness that drives it.
+//!
+//! * [`usage`]: CPU time and context switches per thread (`getrusage`).
+//! * [`counters`]: perf counters per measured run, per message (as JMH's `perfnorm`).
+//! * [`sched`]: the kernel's scheduling in the trace pass, as off-CPU slices and wake-ups.
+//! * [`trace`]: the flight recorder or tracing-chrome installed around a trace pass.
+//! * [`inrun`]: the child half of `--trace in-run` (the recorder in a timed fork).
+//! * [`dhat`]: reads dhat heap files for their top allocation sites.
+
+pub mod counters;
+pub mod dhat;
+pub mod inrun;
+pub mod sched;
+pub mod trace;
+pub mod usage;
