@@ -8,8 +8,8 @@
 //! `cargo bench -p echo-server` (`-- --quick` for a short run).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use echo_server::external::Nginx;
 use echo_server::loadgen::{run, LoadConfig};
-use echo_server::peers::Nginx;
 use echo_server::{http, start, start_inline, ServerConfig, ServerHandle};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

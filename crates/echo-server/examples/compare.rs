@@ -5,8 +5,8 @@
 //!
 //! `cargo run --release -p echo-server --example compare -- [rounds] [requests] [concurrency]`
 
+use echo_server::external::{run_ab, Nginx};
 use echo_server::loadgen::{run, LoadConfig};
-use echo_server::peers::{run_ab, Nginx};
 use echo_server::{http, start, start_inline, ServerConfig, ServerHandle};
 use std::net::SocketAddr;
 

@@ -76,8 +76,8 @@
 //! module docs define every figure and failure class. Both sides stay on loopback: the
 //! server refuses a non-loopback address, the load generator too.
 //!
-//! # Peers
-//! [`peers`] starts a private nginx (one process, the same document) and runs the real
+//! # External programs
+//! [`external`] starts a private nginx (one process, the same document) and runs the real
 //! `ab`, so an experiment can put the variants, nginx and both load generators side by
 //! side in one run; `examples/compare.rs` does exactly that.
 //!
@@ -88,9 +88,9 @@
 //! `count * p / 100`, the failure classes); RFC 9112 (message syntax, persistence);
 //! Apache httpd's lingering close.
 
+pub mod external;
 pub mod http;
 pub mod loadgen;
-pub mod peers;
 mod server;
 
 pub use server::{

@@ -1,9 +1,10 @@
 //! The recorder's timestamp source: nanoseconds since the recorder started.
 //!
-//! `Instant::now()` is a vDSO `clock_gettime` (about 30 ns a read on the lab's VM); a span
-//! takes two reads. Where the kernel itself keeps time with the TSC (its clocksource is
-//! `tsc`: the counter is invariant and synchronised across cores, or the kernel would have
-//! rejected it), the recorder reads the TSC directly (about 10 ns) and scales it by a rate
+//! `Instant::now()` is a vDSO `clock_gettime`, several times the cost of reading the TSC
+//! on the lab's VM (figures: docs/design-figures.md); a span takes two reads. Where the kernel itself
+//! keeps time with the TSC (its clocksource is `tsc`: the counter is invariant and
+//! synchronised across cores, or the kernel would have rejected it), the recorder reads
+//! the TSC directly and scales it by a rate
 //! calibrated against `Instant` over 2 ms when the recorder is made (a relative error of
 //! order 1e-5: timestamps within a dump stay consistent, they are only scaled that little).
 //! Elsewhere, under Miri and under loom, it uses `Instant`.

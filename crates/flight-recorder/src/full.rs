@@ -13,8 +13,9 @@
 //!   with the arg `"unfinished": true`.
 //!
 //! Known limits (of tracing-chrome itself): every event allocates (about 9 allocations,
-//! ~690 B) and costs roughly 0.3–1.4 µs (NOTES.md) to 2–3 µs (this crate's bench, writer
-//! thread competing for the 2 cores); its queue to the writer thread is unbounded,
+//! ~690 B) and costs microseconds, not the recorder's nanoseconds (this crate's bench,
+//! writer thread competing for the 2 cores; figures: docs/design-figures.md); its queue to
+//! the writer thread is unbounded,
 //! so memory grows without limit under load; its sender and tid live in global
 //! thread-locals, so only one such layer may exist per process (a second mixes tids); the
 //! repair pass reads the whole file into memory.

@@ -34,12 +34,11 @@
 //!   span to the `consume` span with the same `flow` id when both are still recorded (a
 //!   consume pairs with the latest earlier publish of its id: ids repeat across runs). Tids
 //!   are numbered from 1 (Perfetto merges tid 0 with tid 1). Loss counts go in `otherData`.
-//!   Measured record path (`benches/bench_main.rs`, scoped dispatcher, shared 2-core VM
-//!   under load): the subscriber 42 ns an event, 94 ns a span (new, enter, exit, close);
-//!   the layer on a registry 40 ns an event, 179 ns a span (the registry alone: 10 ns,
-//!   300 ns); tracing-chrome 1.7–2.0 µs an event. Installed globally, as `lab
-//!   trace-overhead` times it in its children: 41–43 ns an event, 75–80 ns a span. Before
-//!   the subscriber and the TSC clock: 80–120 ns an event, 290–470 ns a span.
+//!   The record path's cost per event and per span is timed by `benches/bench_main.rs`
+//!   (the subscriber, the layer on a registry, tracing-chrome) and, installed globally,
+//!   by `lab trace-overhead`; the subscriber and the TSC clock are there because they
+//!   about halved an event's cost and cut a span's to about a quarter
+//!   (figures: docs/design-figures.md).
 //!
 //! The lab's conventions (`handoff::trace`): events with target `lab::counter` become `C`
 //! tracks named by their `counter` field (value in `value`); events with target
@@ -49,9 +48,9 @@
 //! # Full capture ([`install_full`])
 //! Every span and event, streamed by `tracing-chrome` 0.7 to a file; [`FullGuard::finish`]
 //! then repairs what that crate leaves wrong for Perfetto (see [`full`]). Its limits: each
-//! event allocates (~9 allocations) and costs microseconds (2.1–3.1 µs measured here with
-//! its writer thread competing for 2 cores), the queue to its writer thread is unbounded, and
-//! only one such layer may exist per process.
+//! event allocates (~9 allocations) and costs microseconds, not nanoseconds
+//! (figures: docs/design-figures.md), the queue to its writer thread is unbounded, and only one such layer may
+//! exist per process.
 //!
 //! Sources: JDK Flight Recorder (JEP 328); Chrome Trace Event Format (Google doc, 2016);
 //! Perfetto's JSON importer (`src/trace_processor/importers/json/`), whose quirks are

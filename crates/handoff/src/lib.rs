@@ -207,7 +207,8 @@ pub fn now_ns() -> u64 {
     Instant::now().duration_since(epoch).as_nanos() as u64
 }
 
-/// A message of the lab: `Copy`, fixed size, `N` payload bytes (the lab offers 16 and 64).
+/// A message of the lab: `Copy`, fixed size, `N` payload bytes (the lab offers 16, 64 and
+/// 256: `PAYLOADS` in `lab/src/harness.rs`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(C)]
 pub struct Message<const N: usize> {

@@ -6,7 +6,7 @@ use std::fmt;
 use std::fs::File;
 use std::io;
 
-use crate::sys;
+use crate::{host, sys};
 
 /// The events every [`Counters`] opens, named as `perf list` names them.
 pub const EVENTS: [&str; 9] = [
@@ -21,8 +21,8 @@ pub const EVENTS: [&str; 9] = [
     "branch-misses",
 ];
 
-/// The environment variable that, set to `1`, makes every [`Counters`] and
-/// [`crate::SchedRecorder`] take the unavailable path.
+/// The environment variable that, set to `1`, makes every [`Counters`] take the unavailable
+/// path (and `sched-recorder`'s recorder too, which reads it through [`disabled_by_env`]).
 pub const DISABLE_ENV: &str = "PERF_COUNTERS_DISABLE";
 
 /// `(type, config, is hardware)` of a named event.
@@ -42,7 +42,8 @@ fn event_code(name: &str) -> (u32, u64, bool) {
     }
 }
 
-pub(crate) fn disabled_by_env() -> bool {
+/// Whether [`DISABLE_ENV`] is set to `1`.
+pub fn disabled_by_env() -> bool {
     std::env::var(DISABLE_ENV).is_ok_and(|v| v == "1")
 }
 
@@ -91,7 +92,7 @@ impl CountersBuilder {
     }
 
     pub fn current_thread(&self) -> Counters {
-        self.open(Scope::Thread(sys::gettid()))
+        self.open(Scope::Thread(host::gettid()))
     }
 
     /// The calling process (see [`Scope::Process`]).
@@ -119,7 +120,7 @@ impl CountersBuilder {
         }
         let (tids, inherit) = match scope {
             Scope::Thread(tid) => (Ok(vec![tid]), false),
-            Scope::Process(pid) => (sys::threads_of(pid), true),
+            Scope::Process(pid) => (host::threads_of(pid), true),
         };
         let mut failures: Vec<(&'static str, bool, io::Error)> = Vec::new();
         let events = EVENTS
@@ -143,7 +144,7 @@ impl CountersBuilder {
                 slot
             })
             .collect();
-        Counters { scope, events, note: explain(&failures, sys::has_hardware_pmu()) }
+        Counters { scope, events, note: explain(&failures, host::has_hardware_pmu()) }
     }
 }
 
@@ -201,7 +202,7 @@ fn explain(failures: &[(&str, bool, io::Error)], has_pmu: bool) -> Option<String
     }
     let denied: Vec<&str> = rest.iter().filter(|f| is_permission(&f.2)).map(|f| f.0).collect();
     if !denied.is_empty() {
-        let paranoid = sys::perf_event_paranoid()
+        let paranoid = host::perf_event_paranoid()
             .map(|p| p.to_string())
             .unwrap_or_else(|| "unknown".to_string());
         let who = if sys::euid() == 0 { "even as root" } else { "and not root" };

@@ -1,53 +1,55 @@
-//! The `perf_event_open(2)` ABI: the attribute struct, the constants this crate uses, the
-//! syscall and ioctl wrappers, and a few `/proc` and `/sys` readers. Values are those of
-//! `include/uapi/linux/perf_event.h`.
+//! The `perf_event_open(2)` layer: the attribute struct, the constants of the events this
+//! crate and `sched-recorder` open, the syscall and ioctl wrappers, and the page size, the
+//! online CPUs and the effective uid they need. Values are those of
+//! `include/uapi/linux/perf_event.h`. Public for `sched-recorder`, which opens its
+//! tracepoints and mmap rings through it; the counting API is the crate root.
 
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-pub(crate) const PERF_TYPE_HARDWARE: u32 = 0;
-pub(crate) const PERF_TYPE_SOFTWARE: u32 = 1;
-pub(crate) const PERF_TYPE_TRACEPOINT: u32 = 2;
+pub const PERF_TYPE_HARDWARE: u32 = 0;
+pub const PERF_TYPE_SOFTWARE: u32 = 1;
+pub const PERF_TYPE_TRACEPOINT: u32 = 2;
 
-pub(crate) const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
-pub(crate) const PERF_COUNT_HW_INSTRUCTIONS: u64 = 1;
-pub(crate) const PERF_COUNT_HW_CACHE_REFERENCES: u64 = 2;
-pub(crate) const PERF_COUNT_HW_CACHE_MISSES: u64 = 3;
-pub(crate) const PERF_COUNT_HW_BRANCH_MISSES: u64 = 5;
+pub const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
+pub const PERF_COUNT_HW_INSTRUCTIONS: u64 = 1;
+pub const PERF_COUNT_HW_CACHE_REFERENCES: u64 = 2;
+pub const PERF_COUNT_HW_CACHE_MISSES: u64 = 3;
+pub const PERF_COUNT_HW_BRANCH_MISSES: u64 = 5;
 
-pub(crate) const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
-pub(crate) const PERF_COUNT_SW_PAGE_FAULTS: u64 = 2;
-pub(crate) const PERF_COUNT_SW_CONTEXT_SWITCHES: u64 = 3;
-pub(crate) const PERF_COUNT_SW_CPU_MIGRATIONS: u64 = 4;
+pub const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+pub const PERF_COUNT_SW_PAGE_FAULTS: u64 = 2;
+pub const PERF_COUNT_SW_CONTEXT_SWITCHES: u64 = 3;
+pub const PERF_COUNT_SW_CPU_MIGRATIONS: u64 = 4;
 
-pub(crate) const PERF_SAMPLE_TID: u64 = 1 << 1;
-pub(crate) const PERF_SAMPLE_TIME: u64 = 1 << 2;
-pub(crate) const PERF_SAMPLE_CPU: u64 = 1 << 7;
-pub(crate) const PERF_SAMPLE_RAW: u64 = 1 << 10;
+pub const PERF_SAMPLE_TID: u64 = 1 << 1;
+pub const PERF_SAMPLE_TIME: u64 = 1 << 2;
+pub const PERF_SAMPLE_CPU: u64 = 1 << 7;
+pub const PERF_SAMPLE_RAW: u64 = 1 << 10;
 
-pub(crate) const PERF_FORMAT_TOTAL_TIME_ENABLED: u64 = 1 << 0;
-pub(crate) const PERF_FORMAT_TOTAL_TIME_RUNNING: u64 = 1 << 1;
+pub const PERF_FORMAT_TOTAL_TIME_ENABLED: u64 = 1 << 0;
+pub const PERF_FORMAT_TOTAL_TIME_RUNNING: u64 = 1 << 1;
 
 // Bits of the attribute's flag word, in the order of the C bitfield.
-pub(crate) const ATTR_DISABLED: u64 = 1 << 0;
-pub(crate) const ATTR_INHERIT: u64 = 1 << 1;
-pub(crate) const ATTR_EXCLUDE_KERNEL: u64 = 1 << 5;
-pub(crate) const ATTR_EXCLUDE_HV: u64 = 1 << 6;
-pub(crate) const ATTR_WATERMARK: u64 = 1 << 14;
-pub(crate) const ATTR_SAMPLE_ID_ALL: u64 = 1 << 18;
-pub(crate) const ATTR_USE_CLOCKID: u64 = 1 << 25;
-pub(crate) const ATTR_CONTEXT_SWITCH: u64 = 1 << 26;
+pub const ATTR_DISABLED: u64 = 1 << 0;
+pub const ATTR_INHERIT: u64 = 1 << 1;
+pub const ATTR_EXCLUDE_KERNEL: u64 = 1 << 5;
+pub const ATTR_EXCLUDE_HV: u64 = 1 << 6;
+pub const ATTR_WATERMARK: u64 = 1 << 14;
+pub const ATTR_SAMPLE_ID_ALL: u64 = 1 << 18;
+pub const ATTR_USE_CLOCKID: u64 = 1 << 25;
+pub const ATTR_CONTEXT_SWITCH: u64 = 1 << 26;
 
-pub(crate) const PERF_RECORD_LOST: u32 = 2;
-pub(crate) const PERF_RECORD_THROTTLE: u32 = 5;
-pub(crate) const PERF_RECORD_UNTHROTTLE: u32 = 6;
-pub(crate) const PERF_RECORD_SAMPLE: u32 = 9;
-pub(crate) const PERF_RECORD_SWITCH: u32 = 14;
+pub const PERF_RECORD_LOST: u32 = 2;
+pub const PERF_RECORD_THROTTLE: u32 = 5;
+pub const PERF_RECORD_UNTHROTTLE: u32 = 6;
+pub const PERF_RECORD_SAMPLE: u32 = 9;
+pub const PERF_RECORD_SWITCH: u32 = 14;
 /// `misc` bit of a `PERF_RECORD_SWITCH`: switch-out (else switch-in).
-pub(crate) const PERF_RECORD_MISC_SWITCH_OUT: u16 = 1 << 13;
+pub const PERF_RECORD_MISC_SWITCH_OUT: u16 = 1 << 13;
 
-pub(crate) const PERF_COUNT_SW_DUMMY: u64 = 9;
+pub const PERF_COUNT_SW_DUMMY: u64 = 9;
 
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 
@@ -61,7 +63,7 @@ const PERF_EVENT_IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
 /// older than the struct accept it as long as the fields they don't know are zero.
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct PerfEventAttr {
+pub struct PerfEventAttr {
     pub type_: u32,
     pub size: u32,
     pub config: u64,
@@ -90,7 +92,7 @@ pub(crate) struct PerfEventAttr {
 const _: () = assert!(std::mem::size_of::<PerfEventAttr>() == 128);
 
 impl PerfEventAttr {
-    pub(crate) fn new(type_: u32, config: u64) -> Self {
+    pub fn new(type_: u32, config: u64) -> Self {
         PerfEventAttr {
             type_,
             size: std::mem::size_of::<PerfEventAttr>() as u32,
@@ -101,7 +103,7 @@ impl PerfEventAttr {
 }
 
 /// `perf_event_open(attr, pid, cpu, -1, FD_CLOEXEC)`.
-pub(crate) fn perf_event_open(attr: &PerfEventAttr, pid: i32, cpu: i32) -> io::Result<OwnedFd> {
+pub fn perf_event_open(attr: &PerfEventAttr, pid: i32, cpu: i32) -> io::Result<OwnedFd> {
     let mut attr = *attr;
     let attr_ptr: *mut PerfEventAttr = &mut attr;
     // SAFETY: `attr_ptr` points to a live, initialised `perf_event_attr` whose `size` field
@@ -135,44 +137,31 @@ fn ioctl(fd: &impl AsRawFd, request: libc::c_ulong, arg: libc::c_ulong) -> io::R
     }
 }
 
-pub(crate) fn enable(fd: &impl AsRawFd) -> io::Result<()> {
+pub fn enable(fd: &impl AsRawFd) -> io::Result<()> {
     ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)
 }
 
-pub(crate) fn disable(fd: &impl AsRawFd) -> io::Result<()> {
+pub fn disable(fd: &impl AsRawFd) -> io::Result<()> {
     ioctl(fd, PERF_EVENT_IOC_DISABLE, 0)
 }
 
-pub(crate) fn reset(fd: &impl AsRawFd) -> io::Result<()> {
+pub fn reset(fd: &impl AsRawFd) -> io::Result<()> {
     ioctl(fd, PERF_EVENT_IOC_RESET, 0)
 }
 
 /// Sends `fd`'s samples into `target`'s ring buffer (same CPU, same clock).
-pub(crate) fn set_output(fd: &impl AsRawFd, target: &impl AsRawFd) -> io::Result<()> {
+pub fn set_output(fd: &impl AsRawFd, target: &impl AsRawFd) -> io::Result<()> {
     ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target.as_raw_fd() as libc::c_ulong)
 }
 
-/// The calling thread's kernel thread id.
-pub fn gettid() -> u32 {
-    // SAFETY: gettid takes no arguments and cannot fail.
-    (unsafe { libc::gettid() }) as u32
-}
-
-/// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of every [`crate::SchedEvent`] and of
-/// `std::time::Instant` on Linux.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-pub(crate) fn euid() -> u32 {
+/// The effective uid (perf's permission checks name it in their messages).
+pub fn euid() -> u32 {
     // SAFETY: geteuid takes no arguments and cannot fail.
     unsafe { libc::geteuid() }
 }
 
-pub(crate) fn page_size() -> usize {
+/// The page size (a perf ring is one control page and `2^n` data pages).
+pub fn page_size() -> usize {
     // SAFETY: sysconf only reads a constant of the system.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if size > 0 {
@@ -182,42 +171,15 @@ pub(crate) fn page_size() -> usize {
     }
 }
 
-/// `/proc/sys/kernel/perf_event_paranoid`, when readable.
-pub fn perf_event_paranoid() -> Option<i32> {
-    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok()?.trim().parse().ok()
-}
-
-/// Whether `/sys/bus/event_source/devices` lists a CPU PMU (`cpu`, or `cpu_core` /
-/// `cpu_atom` on hybrid Intel parts, or an `armv8_*` PMU).
-pub fn has_hardware_pmu() -> bool {
-    let Ok(dir) = std::fs::read_dir("/sys/bus/event_source/devices") else {
-        return false;
-    };
-    dir.flatten().any(|entry| {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        name == "cpu" || name.starts_with("cpu_") || name.starts_with("armv")
-    })
-}
-
-/// The thread ids of `pid` (`/proc/<pid>/task`).
-pub fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
-    let mut tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))?
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .collect();
-    tids.sort_unstable();
-    Ok(tids)
-}
-
 /// The online CPUs (`/sys/devices/system/cpu/online`, e.g. `0-3,6`).
-pub(crate) fn online_cpus() -> io::Result<Vec<u32>> {
+pub fn online_cpus() -> io::Result<Vec<u32>> {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online")?;
     parse_cpu_list(&text)
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("cpu list {text:?}")))
 }
 
-pub(crate) fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
+/// Parses a kernel CPU list (`0-3,6`); `None` if malformed.
+pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
     let mut cpus = Vec::new();
     for part in text.trim().split(',').filter(|p| !p.is_empty()) {
         match part.split_once('-') {

@@ -13,8 +13,9 @@
 //!
 //! `single` and `parallel` run threads of their own because `publish_on` was designed
 //! around a *worker*: one subscription's drain passes run in order on one thread, and the
-//! idle policy is ours (spin, then park: NOTES.md measured ~21 µs to wake a parked thread
-//! here against ~150 ns for a spinning one). The rayon pool gives both up:
+//! idle policy is ours (spin, then park: a spinning thread picks work up orders of
+//! magnitude sooner than a parked one is woken; figures: docs/design-figures.md). The
+//! rayon pool gives both up:
 //!
 //! * **No per-subscription pinning; work stealing.** A drain scheduled from outside the
 //!   pool goes to rayon's global injector queue, one scheduled from a rayon thread (a
@@ -37,19 +38,12 @@
 //!   at all is still decided by `publish_on`'s Dekker handshake, and rayon runs every job
 //!   it was given.
 //! * **Costs.** Each scheduled drain is one boxed rayon job plus a read lock on the pool's
-//!   slot (once per drain, never per element). Measured against the own pools, side by side
-//!   in one run, 20 rounds of interleaved forks, ratios paired within rounds with their 99%
-//!   order-statistic intervals (2026-12-01, 2-core Xeon VM, `lab publish-on-latency
-//!   --scheduler all --variants reactive,reactive-p1 --rounds 20` and `lab
-//!   subscribe-overhead --scheduler all --rounds 20`): neither cost nor saving shows.
-//!   publish_on throughput (range → publish_on(256) → sum): 2.97 ns/element on `rayon(2)`,
-//!   2.98 on `parallel(2)`, 2.98 on `single`, ratio to single 1.00× [1.00, 1.02]. Latency
-//!   p50 with prefetch 256: 6.1 µs bulk and 20.9 µs one-by-one on `rayon(2)`, 6.2 and 20.9
-//!   on `single`, ratios 1.00× [0.98, 1.03] and 1.00× [0.98, 1.02]; p99 11.9 against
-//!   11.7 µs bulk. The p99.9 and max were higher on rayon in that run (55 against 49 µs
-//!   bulk, 82 against 76 µs one-by-one) but are single-run tails, not a paired figure. The
-//!   reason nothing shows: in these pipelines one drain keeps its subscription's work on
-//!   one thread (publish-on-latency's "crossed threads" column stays under 5%), so the only
+//!   slot (once per drain, never per element). Against the own pools, side by side in one
+//!   run with paired rounds (`lab publish-on-latency --scheduler all` and `lab
+//!   subscribe-overhead --scheduler all`), neither cost nor saving shows in throughput or
+//!   latency (figures: docs/design-figures.md). The reason nothing shows: in these
+//!   pipelines one drain keeps its subscription's work on one thread (publish-on-latency's
+//!   "crossed threads" column stays low), so the only
 //!   difference left is one job push per drain, and with prefetch 256 a drain passes
 //!   hundreds of elements. Where many subscriptions share few threads, rayon's stealing
 //!   is what would differ; no experiment here has that shape yet.

@@ -307,9 +307,9 @@ impl<T, W: WaitStrategy> RingReceiver<T, W> {
         if *next == *avail {
             // A batch takes what is published now and, while events stream fast, what
             // follows within a few µs, up to `max` (`Core::wait_for_run`, as the batch
-            // processor does; `max` 1 never pauses). Measured, alternating builds of `lab
-            // run disruptor-vs-lbq --variants ring` on 2 cores: P=1 17–39 → 53–69 M msgs/s,
-            // P=2 19–42 → 31–48, P=4/6 unchanged; sampled latencies stay queueing-bound.
+            // processor does; `max` 1 never pauses). It raised P=1 and P=2 in `lab run
+            // disruptor-vs-lbq --variants ring`, left P=4/6 unchanged, and sampled latencies
+            // stayed queueing-bound (figures: docs/design-figures.md).
             match sh.core.wait_for_run(*next, max as u64) {
                 Ok(end) => *avail = end,
                 Err(_) => return 0,

@@ -318,8 +318,8 @@ impl Sequencer for Multi {
         // (exponentially, up to 2^8 hints; reset by an uncontended claim), so claims come
         // in bursts from one core. It pauses again, up to `WATCH_ROUNDS` times, while the
         // cursor moved during the pause: another core is in a burst, and joining it would
-        // only split it (measured on 2 cores, `examples/mpsc_modes.rs`: 2–6 producers
-        // ~60 → ~65 M events/s; a yield there instead did no better). The look is a plain
+        // only split it (`examples/mpsc_modes.rs` on 2 cores; a yield there instead did no
+        // better; figures: docs/design-figures.md). The look is a plain
         // load, once per pause. Before the claim: nothing claimed waits on the pause.
         // (Not under loom: a pause changes no outcome, and each hint would be a yield.)
         if !cfg!(loom) && c.step > 0 {
@@ -358,9 +358,9 @@ impl Sequencer for Multi {
         // earlier slot and availability stores own their cache lines. Those lines were
         // last read by the consumer (or written by a producer on the other core), so each
         // new line cost a cross-core fetch with the pipeline stalled. Fetching them for
-        // writing a few claims ahead overlaps that with the work in between (measured with
-        // `examples/mpsc_modes.rs` on 2 cores: one producer ~50 → ~70 M events/s, 2–6
-        // producers ~55 → ~60). A hint only: nothing is read or written early.
+        // writing a few claims ahead overlaps that with the work in between (faster in
+        // `examples/mpsc_modes.rs` on 2 cores, one producer most; figures:
+        // docs/design-figures.md). A hint only: nothing is read or written early.
         let ahead = last + PREFETCH_AHEAD;
         crate::loom::prefetch_write(core.cell(ahead));
         crate::loom::prefetch_write(core.seq.slot(ahead));
@@ -613,14 +613,13 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
     ///
     /// Why: a consumer as fast as its producers otherwise settles right behind them,
     /// taking runs of a few events and reading the slot and availability lines they are
-    /// still writing, so lines and cursors cross cores several times per line. Measured
-    /// on 2 cores: SPSC BusySpin (`examples/spsc_modes.rs`) ran at ~120 M events/s with
-    /// runs of 20–90 and at ~290 with one pause; a multi-producer ring with one
-    /// producer (`examples/mpsc_modes.rs`), whose claim is a full barrier that waits for
-    /// those lines, ran at ~24 M/s with runs of ~15, and at ~70–80 with runs of ~1000
-    /// (with the claim's prefetch). Not after a wait: an event that arrives at an idle
-    /// consumer is handled at once, and a stream slower than ~20 M/s pauses once
-    /// (~1.5 µs), so the pauses cost latency only while events stream fast.
+    /// still writing, so lines and cursors cross cores several times per line; with the
+    /// pauses the runs grow from tens of events to about a thousand, and throughput with
+    /// them (SPSC BusySpin, `examples/spsc_modes.rs`; a multi-producer ring with one
+    /// producer, whose claim is a full barrier that waits for those lines,
+    /// `examples/mpsc_modes.rs`) (figures: docs/design-figures.md). Not after a wait: an event that arrives at an
+    /// idle consumer is handled at once, and a stream slower than [`SHORT_GROWTH`] events
+    /// per pause pauses once, so the pauses cost latency only while events stream fast.
     #[inline]
     pub(crate) fn wait_for_run(&self, next: u64, want: u64) -> Result<u64, Stop> {
         let mut end = self.seq.published_end(next);

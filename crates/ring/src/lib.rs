@@ -29,19 +29,19 @@
 //!   interleaved with another producer's pauses (2^step spin hints, up to 2^8) before its
 //!   next one, and keeps pausing while the cursor moves (another core is in a burst): a
 //!   `fetch_add` never fails, so without it two producers on two cores moved the
-//!   cursor's line across cores on every claim (a departure from Java, measured: MPSC on
-//!   2 cores went from ~16 to ~50 M msgs/s, and ~65 with the watching). After a claim
+//!   cursor's line across cores on every claim (a departure from Java, kept because it
+//!   raised MPSC throughput on 2 cores, and the watching raised it again). After a claim
 //!   the handle prefetches, for writing, the slot and availability lines 16 sequences
 //!   ahead: on x86 the `fetch_add` is a full barrier that otherwise stalls on each new
-//!   line the consumer last read (one producer ~50 → ~70 M events/s).
+//!   line the consumer last read (it raised one producer's throughput) (figures: docs/design-figures.md).
 //! * A batch event processor that finds a short run (under 1024 events) without having
 //!   waited for it pauses ~1.5 µs and looks again, and again while the stream is fast
 //!   (≥ 32 events per pause, at most 8 pauses), so it takes runs of thousands instead of
 //!   trailing its producers slot by slot on the same cache lines (a departure from Java,
-//!   measured on 2 cores, `examples/spsc_modes.rs` and `examples/mpsc_modes.rs`: SPSC
-//!   BusySpin ~120 → ~290 M events/s with one pause, ~400 with more; a multi-producer
-//!   ring with one producer ~24 → ~70–80); an event reaching an idle processor is handled
-//!   at once, and a stream slower than ~20 M events/s pauses once. The handoff adapter's
+//!   kept because it multiplied SPSC BusySpin's and one producer's throughput in
+//!   `examples/spsc_modes.rs` and `examples/mpsc_modes.rs` (figures: docs/design-figures.md)); an event
+//!   reaching an idle processor is handled at once, and a stream slower than 32 events per
+//!   pause (~20 M events/s) pauses once. The handoff adapter's
 //!   `recv_batch` gathers its runs the same way, up to its `max`.
 //! * Producers gate on the slowest consumer through a limit cached in each producer handle
 //!   and refreshed only when a claim reaches it. Cursors, gates and the state word are

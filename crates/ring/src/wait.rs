@@ -95,7 +95,7 @@ pub(crate) fn wait_for_room<R>(mut check: impl FnMut() -> Option<R>, park: bool)
 ///   flag", so one side always sees the other. The first notifier clears the flag under
 ///   the lock and signals: the publishes that follow, before the sleeper has even woken,
 ///   pay a barrier and a load, not a lock and a futex call each (with a plain waiter count
-///   they did, and one producer managed about 1.2 M msgs/s).
+///   they did, and one producer's throughput collapsed; figures: docs/design-figures.md).
 /// * The waiter takes the lock only after that first check, so the heavy barrier runs
 ///   outside it: under the lock it checks once more and sleeps only while the flag is
 ///   still set. A notifier that saw the flag and takes the lock first has made its change
@@ -109,7 +109,8 @@ pub(crate) fn wait_for_room<R>(mut check: impl FnMut() -> Option<R>, park: bool)
 ///   `barrier()` / `membarrier()` pairing of the man page, as userspace RCU uses it).
 ///   A `SeqCst` fence per publish made the producer wait for its slot's cache line on every
 ///   message: perf put over half the send path's samples on it, and one producer ran at
-///   ~7–25 M msgs/s instead of ~40–50. Where membarrier is unavailable (other systems, an
+///   a fraction of its rate without it (figures: docs/design-figures.md). Where
+///   membarrier is unavailable (other systems, an
 ///   old kernel, loom, Miri) both sides use `fence(SeqCst)`.
 /// * A waiter first spins [`Blocking::SPINS`] times (a few microseconds) before it
 ///   sleeps, as adaptive mutexes do, so a consumer that keeps catching up with its

@@ -1,4 +1,4 @@
-//! The kernel's scheduling in the trace pass: a [`perf_counters::SchedRecorder`] for this
+//! The kernel's scheduling in the trace pass: a [`sched_recorder::SchedRecorder`] for this
 //! process around the trace run, its off-CPU intervals written into the run's Chrome trace
 //! as `off-cpu` slices with wake-up flows, and a per-thread summary for the outcome.
 //!
@@ -14,7 +14,7 @@
 //!   `comm` is the executable's, is the track named `main`). Threads with no track get one.
 //! * Every off-CPU interval becomes an `X` slice `off-cpu` (cat `sched`, args `state`,
 //!   `woken_by`) on the switched-out thread's track. The waker is that of the interval's
-//!   last `sched_waking` ([`perf_counters::off_cpu_intervals`] says which count), emitted
+//!   last `sched_waking` ([`sched_recorder::off_cpu_intervals`] says which count), emitted
 //!   in the waker's own context; `sched_wakeup` is emitted where the wake-up completes,
 //!   which for one the kernel hands to the sleeper's idle CPU is that CPU's idle task
 //!   (`swapper/N`), so it is only the fallback (no `sched_waking` on this kernel, or the
@@ -36,7 +36,7 @@
 //! * Where recording is impossible the file's `otherData.sched` and the outcome's
 //!   `off_cpu_note` say why; the run goes on.
 
-use perf_counters::{off_cpu_intervals, SchedKind, SchedRecorder, SchedRecording};
+use sched_recorder::{off_cpu_intervals, SchedKind, SchedRecorder, SchedRecording};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};

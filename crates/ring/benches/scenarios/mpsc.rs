@@ -9,9 +9,9 @@ use std::time::Duration;
 pub fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("mpsc");
     g.throughput(Throughput::Elements(1));
-    // Oversubscribed runs swing with the VM's phases (crossbeam from ~20 to ~55 M msgs/s
-    // between samples): 20 samples over 3 s each, rather than the file's 10 over 1 s, so
-    // every competitor's median spans several phases.
+    // Oversubscribed runs swing with the VM's phases (crossbeam's rate more than doubled
+    // between samples; figures: docs/design-figures.md): 20 samples over 3 s each, rather
+    // than the file's 10 over 1 s, so every competitor's median spans several phases.
     g.sample_size(20).measurement_time(Duration::from_secs(3));
     for p in [2usize, 4, 6] {
         g.bench_with_input(BenchmarkId::new("ring/yielding", p), &p, |b, &p| {

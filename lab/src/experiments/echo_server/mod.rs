@@ -31,7 +31,7 @@ use crate::results::Results;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use echo_server::loadgen::{self, LoadConfig, LoadReport};
-use echo_server::{http, peers, ServerConfig, ServerHandle, ServerStats};
+use echo_server::{external, http, ServerConfig, ServerHandle, ServerStats};
 use handoff::Handoff;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -322,8 +322,8 @@ pub struct Ab {
     pub max_ms: u64,
 }
 
-impl From<&peers::AbSummary> for Ab {
-    fn from(a: &peers::AbSummary) -> Ab {
+impl From<&external::AbSummary> for Ab {
+    fn from(a: &external::AbSummary) -> Ab {
         Ab {
             document_length: a.document_length,
             complete_requests: a.complete_requests,
@@ -470,13 +470,13 @@ impl WithHandoff for Start {
 /// A running server of a fork. Dropping either stops it.
 enum Running {
     Echo(ServerHandle),
-    Nginx(peers::Nginx),
+    Nginx(external::Nginx),
 }
 
 impl Running {
     fn start(cell: &EchoCell, port: u16) -> Result<Running, String> {
         if cell.server == "nginx" {
-            let ng = peers::Nginx::start(port, http::document()).map_err(|e| e.to_string())?;
+            let ng = external::Nginx::start(port, http::document()).map_err(|e| e.to_string())?;
             return Ok(Running::Nginx(ng));
         }
         let mut cfg = ServerConfig::on(SocketAddr::from(([127, 0, 0, 1], port)));
@@ -521,7 +521,7 @@ fn one_run(
     let r = loadgen::run(addr, load).map_err(|e| format!("load generator: {e}"))?;
     ctx.heartbeat();
     let ab = if with_ab {
-        let a = peers::run_ab(addr, load.requests, load.concurrency, load.keep_alive)
+        let a = external::run_ab(addr, load.requests, load.concurrency, load.keep_alive)
             .map_err(|e| e.to_string())?;
         ctx.heartbeat();
         Some(Ab::from(&a))
@@ -624,8 +624,8 @@ impl Experiment for EchoServer {
 
     fn plan(a: &EchoArgs, shared: &Shared) -> Result<Plan<EchoCell>, String> {
         check_args(a)?;
-        let (with_ab, ab_note) = peer_switch("ab", a.ab, peers::ab_available())?;
-        let (with_nginx, nginx_note) = peer_switch("nginx", a.nginx, peers::nginx_available())?;
+        let (with_ab, ab_note) = peer_switch("ab", a.ab, external::ab_available())?;
+        let (with_nginx, nginx_note) = peer_switch("nginx", a.nginx, external::nginx_available())?;
         let mut servers: Vec<String> = Vec::new();
         for v in &a.variants {
             if !servers.contains(v) {

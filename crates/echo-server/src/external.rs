@@ -11,9 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-/// Why a peer program could not be used.
+/// Why an external program could not be used.
 #[derive(Debug)]
-pub enum PeerError {
+pub enum ExternalError {
     /// The program is not installed; the message says how to install it.
     Missing(String),
     /// It ran but did not do what was asked; the message has its output.
@@ -27,20 +27,20 @@ pub enum PeerError {
     },
 }
 
-impl fmt::Display for PeerError {
+impl fmt::Display for ExternalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PeerError::Missing(m) | PeerError::Failed(m) => f.write_str(m),
-            PeerError::Io { what, source } => write!(f, "{what}: {source}"),
+            ExternalError::Missing(m) | ExternalError::Failed(m) => f.write_str(m),
+            ExternalError::Io { what, source } => write!(f, "{what}: {source}"),
         }
     }
 }
 
-impl std::error::Error for PeerError {}
+impl std::error::Error for ExternalError {}
 
-fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> PeerError {
+fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> ExternalError {
     let what = what.into();
-    move |source| PeerError::Io { what, source }
+    move |source| ExternalError::Io { what, source }
 }
 
 /// Finds an executable on `PATH` or in the sbin directories (where Debian puts nginx).
@@ -82,8 +82,9 @@ pub struct Nginx {
 impl Nginx {
     /// Starts nginx on `port` (0: a free port chosen now) and waits (at most 10 s) until it
     /// accepts connections.
-    pub fn start(port: u16, document: &[u8]) -> Result<Nginx, PeerError> {
-        let bin = find_program("nginx").ok_or_else(|| PeerError::Missing(NGINX_INSTALL.into()))?;
+    pub fn start(port: u16, document: &[u8]) -> Result<Nginx, ExternalError> {
+        let bin =
+            find_program("nginx").ok_or_else(|| ExternalError::Missing(NGINX_INSTALL.into()))?;
         let port = if port == 0 { free_port()? } else { port };
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         static N: AtomicU32 = AtomicU32::new(0);
@@ -132,7 +133,9 @@ impl Nginx {
                     Some(status) => format!("exited with {status}"),
                     None => "did not accept connections within 10 s".to_string(),
                 };
-                return Err(PeerError::Failed(format!("nginx on {addr} {why}; error.log:\n{log}")));
+                return Err(ExternalError::Failed(format!(
+                    "nginx on {addr} {why}; error.log:\n{log}"
+                )));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -149,11 +152,11 @@ impl Nginx {
     }
 
     /// Stops it (SIGQUIT, nginx's graceful stop; SIGKILL after 5 s) and removes its files.
-    pub fn stop(mut self) -> Result<(), PeerError> {
+    pub fn stop(mut self) -> Result<(), ExternalError> {
         self.stop_inner()
     }
 
-    fn stop_inner(&mut self) -> Result<(), PeerError> {
+    fn stop_inner(&mut self) -> Result<(), ExternalError> {
         let Some(mut child) = self.child.take() else { return Ok(()) };
         let _ = Command::new("kill")
             .args(["-QUIT", &child.id().to_string()])
@@ -179,7 +182,7 @@ impl Drop for Nginx {
     }
 }
 
-fn free_port() -> Result<u16, PeerError> {
+fn free_port() -> Result<u16, ExternalError> {
     let l = TcpListener::bind("127.0.0.1:0").map_err(io_err("finding a free port"))?;
     Ok(l.local_addr().map_err(io_err("finding a free port"))?.port())
 }
@@ -216,8 +219,8 @@ pub fn run_ab(
     requests: u64,
     concurrency: usize,
     keep_alive: bool,
-) -> Result<AbSummary, PeerError> {
-    let bin = find_program("ab").ok_or_else(|| PeerError::Missing(AB_INSTALL.into()))?;
+) -> Result<AbSummary, ExternalError> {
+    let bin = find_program("ab").ok_or_else(|| ExternalError::Missing(AB_INSTALL.into()))?;
     let mut cmd = Command::new(bin);
     cmd.args(["-q", "-s", "10", "-n", &requests.to_string(), "-c", &concurrency.to_string()]);
     if keep_alive {
@@ -231,21 +234,21 @@ pub fn run_ab(
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(PeerError::Failed(format!("ab against {addr} ran over 120 s")));
+            return Err(ExternalError::Failed(format!("ab against {addr} ran over 120 s")));
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     let out = child.wait_with_output().map_err(io_err("reading ab's output"))?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
-        return Err(PeerError::Failed(format!(
+        return Err(ExternalError::Failed(format!(
             "ab against {addr} failed ({}):\n{stdout}\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         )));
     }
     parse_ab(&stdout)
-        .ok_or_else(|| PeerError::Failed(format!("cannot read ab's report:\n{stdout}")))
+        .ok_or_else(|| ExternalError::Failed(format!("cannot read ab's report:\n{stdout}")))
 }
 
 /// Parses ab's text report (the fields [`AbSummary`] holds).

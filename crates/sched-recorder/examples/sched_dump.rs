@@ -2,7 +2,8 @@
 //! events when a try sees fewer sleeps than it made (a debugging aid).
 use std::time::{Duration, Instant};
 
-use perf_counters::{gettid, off_cpu_intervals, SchedKind, SchedOptions, SchedRecorder, Target};
+use perf_counters::gettid;
+use sched_recorder::{off_cpu_intervals, SchedKind, SchedOptions, SchedRecorder, Target};
 
 fn main() {
     let all = std::env::args().any(|a| a == "all");

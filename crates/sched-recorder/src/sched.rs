@@ -22,13 +22,13 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::sys;
 use crate::tracefs::{self, FieldFormat, TracepointFormat};
+use perf_counters::sys;
 
 /// One scheduler event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchedEvent {
-    /// `CLOCK_MONOTONIC` nanoseconds (the clock of `Instant` and [`crate::monotonic_ns`]).
+    /// `CLOCK_MONOTONIC` nanoseconds (the clock of `Instant` and [`perf_counters::monotonic_ns`]).
     pub time_ns: u64,
     /// The CPU that emitted it.
     pub cpu: u32,
@@ -327,7 +327,7 @@ impl Default for SchedOptions {
     fn default() -> Self {
         SchedOptions {
             pages_per_cpu: 128,
-            force_unavailable: crate::counters::disabled_by_env(),
+            force_unavailable: perf_counters::disabled_by_env(),
             waking: true,
         }
     }
@@ -425,7 +425,7 @@ struct Filter {
 impl Filter {
     fn refresh(&mut self) {
         if let Target::Process(pid) = self.target {
-            if let Ok(tids) = sys::threads_of(pid) {
+            if let Ok(tids) = perf_counters::threads_of(pid) {
                 self.known.extend(tids);
             }
         }
@@ -548,7 +548,7 @@ impl SchedRecorder {
         if options.force_unavailable {
             return Err(fail(format!(
                 "forced unavailable ({}=1 or SchedOptions::force_unavailable)",
-                crate::DISABLE_ENV
+                perf_counters::DISABLE_ENV
             )));
         }
         if !options.pages_per_cpu.is_power_of_two() {
@@ -580,35 +580,7 @@ impl SchedRecorder {
         let cpus = sys::online_cpus().map_err(|e| fail(format!("online cpus: {e}")))?;
         let data_size = options.pages_per_cpu * sys::page_size();
 
-        let attr = |id: u64| {
-            let mut a = sys::PerfEventAttr::new(sys::PERF_TYPE_TRACEPOINT, id);
-            a.sample_period = 1;
-            a.sample_type = sys::PERF_SAMPLE_TID
-                | sys::PERF_SAMPLE_TIME
-                | sys::PERF_SAMPLE_CPU
-                | sys::PERF_SAMPLE_RAW;
-            a.flags = sys::ATTR_DISABLED
-                | sys::ATTR_USE_CLOCKID
-                | sys::ATTR_WATERMARK
-                | sys::ATTR_SAMPLE_ID_ALL;
-            a.clockid = libc::CLOCK_MONOTONIC;
-            a.wakeup = (data_size / 2) as u32;
-            a
-        };
-        let open = |what: &str, id: u64, cpu: u32| {
-            sys::perf_event_open(&attr(id), -1, cpu as i32).map_err(|e| {
-                let why = match e.raw_os_error() {
-                    Some(libc::EACCES | libc::EPERM) => format!(
-                        "not permitted: CPU-wide tracepoints need root or CAP_PERFMON \
-                         (perf_event_paranoid {}, euid {})",
-                        sys::perf_event_paranoid().map_or("unknown".into(), |p| p.to_string()),
-                        sys::euid()
-                    ),
-                    _ => e.to_string(),
-                };
-                fail(format!("perf_event_open(sched:{what}, cpu {cpu}): {why}"))
-            })
-        };
+        let open = |what: &str, id: u64, cpu: u32| open_tracepoint(what, id, cpu, data_size);
 
         let mut rings = Vec::with_capacity(cpus.len());
         let mut others = Vec::with_capacity(cpus.len());
@@ -645,38 +617,7 @@ impl SchedRecorder {
         }
         let waking_recorded = !waking.is_empty();
         others.extend(waking);
-        // One line for the threads without switch records: the last failure's.
-        let mut switch_note = None;
-        let (switch_tids, inherit) = match &target {
-            Target::Process(pid) => (sys::threads_of(*pid).unwrap_or_default(), true),
-            Target::Threads(tids) => (tids.clone(), false),
-            Target::All => (Vec::new(), false),
-        };
-        'tids: for &tid in &switch_tids {
-            for (ring, &cpu) in rings.iter().zip(&cpus) {
-                let mut a =
-                    sys::PerfEventAttr::new(sys::PERF_TYPE_SOFTWARE, sys::PERF_COUNT_SW_DUMMY);
-                a.sample_type = sys::PERF_SAMPLE_TID | sys::PERF_SAMPLE_TIME | sys::PERF_SAMPLE_CPU;
-                a.flags = sys::ATTR_DISABLED
-                    | sys::ATTR_CONTEXT_SWITCH
-                    | sys::ATTR_SAMPLE_ID_ALL
-                    | sys::ATTR_USE_CLOCKID
-                    | if inherit { sys::ATTR_INHERIT } else { 0 };
-                a.clockid = libc::CLOCK_MONOTONIC;
-                let opened = sys::perf_event_open(&a, tid as i32, cpu as i32)
-                    .and_then(|fd| sys::set_output(&fd, &ring.fd).map(|()| fd));
-                match opened {
-                    Ok(fd) => others.push(fd),
-                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue 'tids,
-                    Err(e) => {
-                        switch_note = Some(format!(
-                            "no PERF_RECORD_SWITCH for tid {tid} (switch-ins only from sched_switch): {e}"
-                        ));
-                        continue 'tids;
-                    }
-                }
-            }
-        }
+        let switch_note = open_switch_records(&target, &rings, &cpus, &mut others);
         for fd in rings.iter().map(|r| &r.fd).chain(&others) {
             sys::enable(fd).map_err(|e| fail(format!("PERF_EVENT_IOC_ENABLE: {e}")))?;
         }
@@ -691,7 +632,7 @@ impl SchedRecorder {
         let drain = std::thread::Builder::new()
             .name("perf-sched-drain".into())
             .spawn(move || {
-                filter.exclude = sys::gettid();
+                filter.exclude = perf_counters::gettid();
                 drain_loop(rings, others, &stop2, &layouts, filter)
             })
             .map_err(|e| fail(format!("spawning the drain thread: {e}")))?;
@@ -731,6 +672,83 @@ impl SchedRecorder {
         drained.events.sort_by_key(|e| e.time_ns);
         drained
     }
+}
+
+/// The attribute of a CPU-wide tracepoint sampled on every hit into a ring of `data_size`
+/// bytes, the drain thread woken at half full.
+fn tracepoint_attr(id: u64, data_size: usize) -> sys::PerfEventAttr {
+    let mut a = sys::PerfEventAttr::new(sys::PERF_TYPE_TRACEPOINT, id);
+    a.sample_period = 1;
+    a.sample_type =
+        sys::PERF_SAMPLE_TID | sys::PERF_SAMPLE_TIME | sys::PERF_SAMPLE_CPU | sys::PERF_SAMPLE_RAW;
+    a.flags =
+        sys::ATTR_DISABLED | sys::ATTR_USE_CLOCKID | sys::ATTR_WATERMARK | sys::ATTR_SAMPLE_ID_ALL;
+    a.clockid = libc::CLOCK_MONOTONIC;
+    a.wakeup = (data_size / 2) as u32;
+    a
+}
+
+/// Opens tracepoint `id` (`sched:<what>`) on `cpu`; the error says why in one line.
+fn open_tracepoint(
+    what: &str,
+    id: u64,
+    cpu: u32,
+    data_size: usize,
+) -> Result<OwnedFd, SchedUnavailable> {
+    sys::perf_event_open(&tracepoint_attr(id, data_size), -1, cpu as i32).map_err(|e| {
+        let why = match e.raw_os_error() {
+            Some(libc::EACCES | libc::EPERM) => format!(
+                "not permitted: CPU-wide tracepoints need root or CAP_PERFMON \
+                 (perf_event_paranoid {}, euid {})",
+                perf_counters::perf_event_paranoid().map_or("unknown".into(), |p| p.to_string()),
+                sys::euid()
+            ),
+            _ => e.to_string(),
+        };
+        SchedUnavailable(format!("perf_event_open(sched:{what}, cpu {cpu}): {why}"))
+    })
+}
+
+/// Opens, for each thread of `target` and each CPU, the dummy `context_switch` event whose
+/// `PERF_RECORD_SWITCH` switch-ins go into that CPU's ring (pushed onto `others`). Returns
+/// one line for the threads without switch records: the last failure's.
+fn open_switch_records(
+    target: &Target,
+    rings: &[Ring],
+    cpus: &[u32],
+    others: &mut Vec<OwnedFd>,
+) -> Option<String> {
+    let mut switch_note = None;
+    let (switch_tids, inherit) = match target {
+        Target::Process(pid) => (perf_counters::threads_of(*pid).unwrap_or_default(), true),
+        Target::Threads(tids) => (tids.clone(), false),
+        Target::All => (Vec::new(), false),
+    };
+    'tids: for &tid in &switch_tids {
+        for (ring, &cpu) in rings.iter().zip(cpus) {
+            let mut a = sys::PerfEventAttr::new(sys::PERF_TYPE_SOFTWARE, sys::PERF_COUNT_SW_DUMMY);
+            a.sample_type = sys::PERF_SAMPLE_TID | sys::PERF_SAMPLE_TIME | sys::PERF_SAMPLE_CPU;
+            a.flags = sys::ATTR_DISABLED
+                | sys::ATTR_CONTEXT_SWITCH
+                | sys::ATTR_SAMPLE_ID_ALL
+                | sys::ATTR_USE_CLOCKID
+                | if inherit { sys::ATTR_INHERIT } else { 0 };
+            a.clockid = libc::CLOCK_MONOTONIC;
+            let opened = sys::perf_event_open(&a, tid as i32, cpu as i32)
+                .and_then(|fd| sys::set_output(&fd, &ring.fd).map(|()| fd));
+            match opened {
+                Ok(fd) => others.push(fd),
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue 'tids,
+                Err(e) => {
+                    switch_note = Some(format!(
+                        "no PERF_RECORD_SWITCH for tid {tid} (switch-ins only from sched_switch): {e}"
+                    ));
+                    continue 'tids;
+                }
+            }
+        }
+    }
+    switch_note
 }
 
 impl Drop for SchedRecorder {
