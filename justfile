@@ -30,10 +30,13 @@ bench *ARGS:
 bench-smoke:
     cargo bench --workspace -- --test
 
-# Formatting and clippy, warnings as errors.
+# Formatting, clippy (warnings as errors), and the shape of lab/: no import circle between
+# its modules, no generic stage naming an experiment, no function over 120 lines.
 lint:
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
+    python3 scripts/import-circles.py
+    python3 scripts/long-functions.py lab
 
 # Loom models of the lock-free parts: the ring's sequencers and gating, the flight
 # recorder's per-thread ring, the locked queue's wake-up handshake (separate target dir:

@@ -8,37 +8,30 @@
 //! evidence refused) and with seed 004's JMH discipline (a process per cell, warm-up and
 //! measured iterations, 99.9% confidence intervals).
 //!
-//! # Design: one pipeline
-//! Every experiment goes through the same stages, each in one place:
+//! # Design: one pipeline, a module per stage
+//! Every experiment goes through the same stages, in this order, each in one place; the
+//! arrows between modules point one way (`scripts/import-circles.py` checks it in CI):
 //!
-//! * [`cli`]: one clap tree; each experiment's subcommand is built from its own `Args` and
-//!   the [`experiment::Shared`] options (`--out`, `--rounds`, `--runs`, `--warmup`,
-//!   `--trace`, `--heap`, `--timeout`).
-//! * [`experiment`]: the [`experiment::Experiment`] trait (typed options, a plan of cells,
-//!   `run_cell` in the child, `analyse` in the parent) and what a run hands back to it.
-//! * [`pipeline`]: the one flow parse → plan → run → assemble → analyse → emit, and
-//!   [`pipeline::Registered`], an experiment behind its name.
-//! * [`runner`]: forks in interleaved rounds (a fresh child per cell per round, the order
-//!   rotated each round), a watchdog fed by the child's heartbeats, process groups killed
-//!   on a stall or Ctrl-C ([`runner::signal`]), the untimed passes after the rounds (heap
-//!   passes two at a time, each trace pass alone), one progress bar with an ETA.
-//! * [`protocol`]: the one child protocol's typed lines (heartbeat, done, failed);
-//!   [`entry`]: the hidden child entry (`lab __child <spec>`, `lab-heap <spec>`).
-//! * [`results`]: the one versioned schema (`schema_version`), rows with one envelope,
-//!   fork scores, intervals, modes and the ratios paired within rounds (rounds that ran in
-//!   another phase of the machine set apart); [`stats`] holds the
-//!   order statistics (a row's confidence interval, a ratio's repeat interval).
-//! * [`report`]: terminal, Markdown and HTML (one stylesheet) from the same results;
-//!   atomic writes after the terminal tables. [`compare`]: `lab compare`, `lab report`.
-//! * [`experiments`]: one file per experiment and one registration line each.
-//! * [`harness`], [`variants`], [`peers`], [`faults`]: the handoff loop inside a
-//!   `disruptor-vs-lbq` child, the by-name `match` (enum dispatch), the reference peers as
-//!   `Handoff` adapters, and planted faults for the lab's own tests.
-//! * [`inrun`]: `--trace in-run`, the flight recorder in the timed forks of traced twins,
-//!   the outlier forks' dumps kept (the run folder reaches children as `LAB_RUN_DIR`).
+//! * [`cli`]: the clap tree (`lab <experiment>`, list, env, compare, report, view) and the hidden child entry.
+//! * [`experiment`]: the [`experiment::Experiment`] trait, its shared options and what a run hands back to it.
+//! * [`pipeline`]: the one flow parse → plan → run → assemble → analyse → emit, and experiments behind their names.
+//! * [`runner`]: forks in interleaved rounds, the watchdog, process groups, Ctrl-C, the machine probes, the untimed passes.
+//! * [`protocol`]: the one child protocol (spec in, heartbeat/done/failed lines out) and the run folder a child writes into.
+//! * [`measure`]: inside a child: the handoff harness, the variants by name, the peers, the JVM originals, faults, placement.
+//! * [`profile`]: what a run leaves besides its time: CPU usage, perf counters, the kernel's scheduling, traces, dhat files.
+//! * [`stats`]: summaries, order-statistic intervals ([`stats::Interval`]), bimodality, paired ratios and the machine's phases.
+//! * [`results`]: the one versioned results.json schema and nothing else.
+//! * [`report`]: the terminal, Markdown and HTML reports from the same results, and links to a run's files.
+//! * [`compare`]: `lab compare A B` and `lab report DIR` over any experiment's results.
+//! * [`view`]: `lab view`, serving a run folder to Perfetto's UI.
+//! * [`envinfo`]: the environment record every run stores.
+//! * [`units`]: sizes and producer lists parsed from options, figures formatted for tables.
+//! * [`experiments`]: one file or folder per experiment, registered by one line each.
 //!
-//! The runner and the results know no experiment by name; an experiment never reaches
-//! back into the CLI; there is one child protocol and one results schema.
+//! The generic stages (pipeline, runner, stats, results, report) know no experiment by name
+//! or by feature; no profiler imports the harness; the schema imports no writer; an
+//! experiment never reaches back into the CLI; there is one child protocol and one results
+//! schema.
 //!
 //! # Guarantees
 //! Every run checks itself (count, per-producer order, checksum via `handoff::Checker`); a
