@@ -7,13 +7,16 @@ references are every `crate::y` path in its files (in `use` lines and inline), w
 that graph: one stage that needs another which needs it back. Also lists, within each
 folder, the cycles among its own children (`super::sibling` and `crate::folder::sibling`).
 Also fails when a generic stage names an experiment (`crate::experiments::…`).
-Usage: scripts/import-circles.py [lab/src]   (exit 1 on a circle, 0 otherwise)
+Usage: scripts/import-circles.py [--graph] [lab/src]   (exit 1 on a circle, 0 otherwise;
+--graph also prints each top-level module with the modules it uses)
 """
 import os
 import re
 import sys
 
-ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "lab", "src")
+GRAPH = "--graph" in sys.argv[1:]
+ARGS = [a for a in sys.argv[1:] if a != "--graph"]
+ROOT = ARGS[0] if ARGS else os.path.join(os.path.dirname(__file__), "..", "lab", "src")
 ROOT = os.path.normpath(ROOT)
 SKIP = {"main.rs", "lib.rs", "bin"}
 # Stages that must not know an experiment by name or by feature.
@@ -108,6 +111,9 @@ def main():
         print(f"import circle in {where}: {{{', '.join(c)}}} ({'; '.join(edges)})")
     for b in bad:
         print(b)
+    if GRAPH:
+        for n in sorted(top):
+            print(f"{n} -> {', '.join(sorted(top[n])) or '(none)'}")
     print(f"import-circles: {len(entries)} top-level entries in lab/src, {len(found)} circle(s), {len(bad)} generic stage(s) naming an experiment")
     return 1 if found or bad else 0
 

@@ -17,14 +17,14 @@
 //! * [`pipeline`]: the one flow parse → plan → run → assemble → analyse → emit, and experiments behind their names.
 //! * [`runner`]: forks in interleaved rounds, the watchdog, process groups, Ctrl-C, the machine probes, the untimed passes.
 //! * [`protocol`]: the one child protocol (spec in, heartbeat/done/failed lines out) and the run folder a child writes into.
-//! * [`measure`]: inside a child: the handoff harness, the variants by name, the peers, the JVM originals, faults, placement.
+//! * [`measure`]: inside a child: the handoff harness, the variants by name, the peers, the JVM originals, faults.
 //! * [`profile`]: what a run leaves besides its time: CPU usage, perf counters, the kernel's scheduling, traces, dhat files.
 //! * [`stats`]: summaries, order-statistic intervals ([`stats::Interval`]), bimodality, paired ratios and the machine's phases.
 //! * [`results`]: the one versioned results.json schema and nothing else.
 //! * [`report`]: the terminal, Markdown and HTML reports from the same results, and links to a run's files.
 //! * [`compare`]: `lab compare A B` and `lab report DIR` over any experiment's results.
 //! * [`view`]: `lab view`, serving a run folder to Perfetto's UI.
-//! * [`envinfo`]: the environment record every run stores.
+//! * [`machine`]: the machine: the environment record every run stores, its CPUs and where threads run.
 //! * [`units`]: sizes and producer lists parsed from options, figures formatted for tables.
 //! * [`experiments`]: one file or folder per experiment, registered by one line each.
 //!
@@ -49,9 +49,9 @@
 
 pub mod cli;
 pub mod compare;
-pub mod envinfo;
 pub mod experiment;
 pub mod experiments;
+pub mod machine;
 pub mod measure;
 pub mod pipeline;
 pub mod profile;

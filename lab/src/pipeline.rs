@@ -2,7 +2,7 @@
 //! assemble the generic rows and ratios → the experiment's `analyse` → emit (the report
 //! writer). [`Registered`] is an experiment behind its name, for the CLI and the registry.
 
-use crate::envinfo::Environment;
+use crate::machine::Environment;
 use crate::experiment::{Experiment, Failure, Finished, Plan, Shared, Switch, TraceMode};
 use crate::protocol::{ChildSpec, Ctx};
 use crate::results::{self, Results, Row, Status};
@@ -258,8 +258,8 @@ pub fn choose_run_dir(out: Option<&Path>, experiment: &str) -> (PathBuf, bool) {
     match out {
         Some(d) => (d.to_path_buf(), false),
         None => {
-            let base = crate::envinfo::workspace_root().join("traces").join(experiment);
-            let stamp = crate::envinfo::utc_now().1;
+            let base = crate::machine::workspace_root().join("traces").join(experiment);
+            let stamp = crate::machine::utc_now().1;
             let mut dir = base.join(&stamp);
             let mut n = 2;
             while dir.exists() {

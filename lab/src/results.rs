@@ -8,7 +8,7 @@
 //! every row against the experiment's baseline row of the same group, paired within rounds.
 //! Invalid runs are shown (and counted) but never enter a statistic.
 
-use crate::envinfo::Environment;
+use crate::machine::Environment;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

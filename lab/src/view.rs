@@ -109,7 +109,7 @@ pub fn run(a: ViewArgs) -> Result<i32, String> {
         }
         Some(t) => return Err(format!("no such file or folder: {}", t.display())),
         None => {
-            let traces = crate::envinfo::workspace_root().join("traces");
+            let traces = crate::machine::workspace_root().join("traces");
             let d = newest_run(&traces).ok_or_else(|| {
                 format!(
                     "no run folder (with a results.json) under {}; run an experiment first \

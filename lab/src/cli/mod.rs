@@ -7,7 +7,7 @@
 
 pub mod child;
 
-use crate::envinfo::Environment;
+use crate::machine::Environment;
 use crate::experiment::Failure;
 use crate::experiments;
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};

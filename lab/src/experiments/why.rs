@@ -336,7 +336,7 @@ mod tests {
             schema_version: crate::results::SCHEMA_VERSION,
             experiment: "t".into(),
             status: "complete".into(),
-            environment: crate::envinfo::Environment::default(),
+            environment: crate::machine::Environment::default(),
             config: json!({}),
             rounds: crate::results::RoundsDone { planned: 1, finished: 1, made_up: 0 },
             results: Vec::new(),

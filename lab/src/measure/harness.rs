@@ -91,9 +91,9 @@ pub struct CellSpec {
     /// heap pass runs on dhat's whatever this says); `None`: not checked (JVM rows).
     #[serde(default)]
     pub allocator: Option<String>,
-    /// Where the runs' threads run (`crate::measure::placement`).
+    /// Where the runs' threads run (`crate::machine::placement`).
     #[serde(default)]
-    pub placement: crate::measure::placement::Placement,
+    pub placement: crate::machine::placement::Placement,
 }
 
 impl CellSpec {
@@ -359,7 +359,7 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     // Producers and the consumer start together; the run's clock starts when the first of
     // them leaves the barrier (the main thread may be descheduled at that moment).
     let barrier = Arc::new(Barrier::new(p + 1));
-    let cpus = crate::measure::placement::plan(spec.placement, p + 1)?;
+    let cpus = crate::machine::placement::plan(spec.placement, p + 1)?;
     let cpu_of = |thread: usize| cpus.as_ref().map(|c| c[thread]);
     // Opened before the usage baselines, so its own set-up stays out of them.
     let probe = crate::profile::counters::Probe::start(count);
@@ -376,7 +376,7 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
             .name(format!("producer-{i}"))
             .spawn(move || {
                 // Before the barrier: a failed pin is reported once every thread is in.
-                let pinned = cpu.map_or(Ok(()), crate::measure::placement::pin_current);
+                let pinned = cpu.map_or(Ok(()), crate::machine::placement::pin_current);
                 let counters = counters.open();
                 barrier.wait();
                 counters.enable();
@@ -424,7 +424,7 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     let consumer = thread::Builder::new()
         .name("consumer".to_string())
         .spawn(move || {
-            let pinned = ccpu.map_or(Ok(()), crate::measure::placement::pin_current);
+            let pinned = ccpu.map_or(Ok(()), crate::machine::placement::pin_current);
             let counters = ccounters.open();
             let mut checker = Checker::new(p);
             let mut hist = run_histogram(sample_every > 0);
@@ -577,7 +577,7 @@ fn run_cell<H: Handoff, const N: usize>(
 ) -> Result<CellOutput, String> {
     let mut out = CellOutput {
         per_producer: handoff::spread(spec.messages, spec.producers),
-        pinned_cpus: crate::measure::placement::plan(spec.placement, spec.producers + 1)?,
+        pinned_cpus: crate::machine::placement::plan(spec.placement, spec.producers + 1)?,
         ..Default::default()
     };
     match ctx.pass.clone() {

@@ -48,7 +48,7 @@ pub fn unavailable() -> Option<String> {
 
 /// Compiles Bus.java into `target/jvm` when needed (tools/jvm/build.sh); the class folder.
 pub fn build() -> Result<PathBuf, String> {
-    let root = crate::envinfo::workspace_root();
+    let root = crate::machine::workspace_root();
     let script = root.join("tools/jvm/build.sh");
     let out = Command::new("bash")
         .arg(&script)
@@ -163,7 +163,7 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     if j.drop_one {
         cmd.args(["--fault", "drop-one"]);
     }
-    let pinned = crate::measure::placement::plan(cell.placement, cell.producers + 1)?;
+    let pinned = crate::machine::placement::plan(cell.placement, cell.producers + 1)?;
     if let Some(cpus) = &pinned {
         let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
         cmd.args(["--pin", &list.join(",")]);

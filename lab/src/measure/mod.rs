@@ -1,5 +1,5 @@
 //! Measuring handoffs inside a child: the harness's measured loop, the variants by name,
-//! the reference peers, the JVM originals, planted faults and where threads run.
+//! the reference peers, the JVM originals and planted faults.
 //!
 //! * [`harness`]: P producers and one consumer, a self-check of every run, CPU time, counters
 //!   and latency of sampled messages; the cell spec and outcome of `disruptor-vs-lbq`.
@@ -8,11 +8,9 @@
 //!   `Handoff` adapters.
 //! * [`jvm`]: the JVM originals (`tools/jvm/Bus.java`) run as children of a fork.
 //! * [`faults`]: planted faults for the lab's own tests (`LAB_FAULTS=1`).
-//! * [`placement`]: one CPU per thread, or the kernel's choice.
 
 pub mod faults;
 pub mod harness;
 pub mod jvm;
 pub mod peers;
-pub mod placement;
 pub mod variants;

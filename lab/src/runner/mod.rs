@@ -115,7 +115,7 @@ fn fork<E: Experiment>(
     };
     let disturbance = Disturbance {
         steal_pct,
-        load_avg: Some(crate::envinfo::load_average()[0]),
+        load_avg: Some(crate::machine::load_average()[0]),
         oversubscribed: c.threads > cores,
         cpu_ns_per_op,
         cpu_ping_pong_ns,
@@ -466,7 +466,7 @@ fn sibling_binary(name: &str, otherwise: &str, notes: &mut Vec<String>) -> Optio
     if env!("LAB_BUILD_PROFILE") == "release" {
         cmd.arg("--release");
     }
-    cmd.arg("--target-dir").arg(target_dir).current_dir(crate::envinfo::workspace_root());
+    cmd.arg("--target-dir").arg(target_dir).current_dir(crate::machine::workspace_root());
     let state = if candidate.is_file() { "older than lab" } else { "missing" };
     eprintln!("lab: {} is {state}; building it ({:?})", candidate.display(), cmd);
     let ok = cmd.stdout(Stdio::null()).status().is_ok_and(|s| s.success());

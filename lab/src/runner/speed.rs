@@ -25,12 +25,12 @@ const ROUND_TRIPS: u64 = 2000;
 /// Nanoseconds per dependent multiply-add, averaged over the allowed CPUs (each the
 /// fastest of its trials); `None` where a probe thread could not be pinned.
 pub fn probe() -> Option<f64> {
-    let cpus = crate::measure::placement::allowed_cpus().ok()?;
+    let cpus = crate::machine::placement::allowed_cpus().ok()?;
     let per_cpu: Option<Vec<f64>> = cpus
         .iter()
         .map(|&cpu| {
             std::thread::spawn(move || {
-                crate::measure::placement::pin_current(cpu).ok()?;
+                crate::machine::placement::pin_current(cpu).ok()?;
                 (0..TRIALS).map(|_| chain(OPS)).reduce(f64::min)
             })
             .join()
@@ -46,7 +46,7 @@ pub fn probe() -> Option<f64> {
 /// side spins until the other has written), the fastest of [`TRIALS`]; `None` with fewer
 /// than two CPUs or where a thread could not be pinned.
 pub fn ping_pong() -> Option<f64> {
-    let cpus = crate::measure::placement::allowed_cpus().ok()?;
+    let cpus = crate::machine::placement::allowed_cpus().ok()?;
     let (&a, &b) = (cpus.first()?, cpus.get(1)?);
     (0..TRIALS)
         .map(|_| ping_pong_trial(a, b, ROUND_TRIPS))
@@ -63,7 +63,7 @@ fn ping_pong_trial(a: usize, b: usize, trips: u64) -> Option<f64> {
     let ready = Arc::new(AtomicU8::new(PENDING));
     let (l, r) = (Arc::clone(&line), Arc::clone(&ready));
     let echo = std::thread::spawn(move || {
-        let pinned = crate::measure::placement::pin_current(b).is_ok();
+        let pinned = crate::machine::placement::pin_current(b).is_ok();
         r.store(if pinned { READY } else { FAILED }, Ordering::Release);
         if !pinned {
             return false;
@@ -81,7 +81,7 @@ fn ping_pong_trial(a: usize, b: usize, trips: u64) -> Option<f64> {
         true
     });
     let timed = std::thread::spawn(move || {
-        let pinned = crate::measure::placement::pin_current(a).is_ok();
+        let pinned = crate::machine::placement::pin_current(a).is_ok();
         let echo_state = loop {
             match ready.load(Ordering::Acquire) {
                 PENDING => std::hint::spin_loop(),
@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn the_ping_pong_reads_a_plausible_round_trip_where_there_are_two_cpus() {
-        let cpus = crate::measure::placement::allowed_cpus().unwrap();
+        let cpus = crate::machine::placement::allowed_cpus().unwrap();
         match super::ping_pong() {
             // A cache line crosses between cores in tens to hundreds of ns; far under 1 ms.
             Some(ns) => assert!(cpus.len() >= 2 && ns > 5.0 && ns < 1e6, "{ns} ns"),

@@ -125,7 +125,7 @@ pub struct DvlArgs {
     /// CPU when the run's threads fit the CPUs (and leaves oversubscribed runs to the
     /// kernel), `spread` always pins round-robin, `kernel` never pins.
     #[arg(long, value_enum, default_value = "auto")]
-    pub placement: crate::measure::placement::Placement,
+    pub placement: crate::machine::placement::Placement,
 }
 
 use allocators::AllocatorArg;
@@ -1352,14 +1352,14 @@ fn run_allocators(run: &Finished<DisruptorVsLbq>) -> Option<Vec<&str>> {
 }
 
 /// The method line on thread placement (`--placement`).
-fn placement_line(placement: crate::measure::placement::Placement) -> String {
-    use crate::measure::placement::Placement;
+fn placement_line(placement: crate::machine::placement::Placement) -> String {
+    use crate::machine::placement::Placement;
     let how = match placement {
         Placement::Kernel => "are placed by the kernel (--placement kernel): a run may find a producer and the consumer on one CPU, a different handoff from one between CPUs".to_string(),
         Placement::Spread => "are each pinned to one CPU, round-robin over the CPUs, however many (--placement spread)".to_string(),
         Placement::Auto => format!(
             "are each pinned to their own CPU where the run's threads fit the {} CPUs, JVM rows included (--placement auto); with more threads the kernel places them, and its time-slicing is part of the figure (pinned_cpus says which rows were pinned)",
-            crate::measure::placement::allowed_cpus().map_or(0, |c| c.len())
+            crate::machine::placement::allowed_cpus().map_or(0, |c| c.len())
         ),
     };
     format!("Threads: the consumer and producers of each run {how}.")

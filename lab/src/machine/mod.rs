@@ -1,5 +1,9 @@
 //! The environment record written with every run (seed 000's template: date, machine,
 //! OS, toolchain, flags, source version, warm-up and measured runs, input size, notes).
+//!
+//! [`placement`]: the CPUs a run may use and where its threads run.
+
+pub mod placement;
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
