@@ -4,6 +4,8 @@
 //! faults (INVALID, HUNG, CRASHED), the heartbeat watchdog, Ctrl-C delivered to the process
 //! group, a filesystem that fills up, `compare` and `report`.
 
+mod common;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -266,9 +268,9 @@ fn bad_input_is_one_line_and_exit_code_2() {
 fn uneven_messages_are_spread_and_said_so() {
     let out = tmp("spread");
     let o = lab()
-        .args(["run", "disruptor-vs-lbq", "--messages", "10001", "--producers", "2", "--runs", "1"])
-        .args(["--rounds", "1"])
-        .args(["--warmup", "0", "--variants", "locked", "--heap", "off", "--trace", "off"])
+        .arg("run")
+        .args(common::tiny_no_passes("disruptor-vs-lbq", "1", &["--messages", "10001"]))
+        .args(["--producers", "2", "--variants", "locked"])
         .arg("--out")
         .arg(&out)
         .output()
@@ -396,27 +398,20 @@ fn interrupt_after_first_fork(
 
 #[test]
 fn ctrl_c_to_the_process_group_stops_kills_the_children_and_saves_what_finished() {
-    let args = [
+    let args = common::tiny_no_passes(
         "disruptor-vs-lbq",
-        "--messages",
-        "20000",
-        "--producers",
-        "1",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--variants",
-        "crossbeam,fault-hang",
-        "--timeout",
-        "60",
-        "--rounds",
         "3",
-        "--heap",
-        "off",
-        "--trace",
-        "off",
-    ];
+        &[
+            "--messages",
+            "20000",
+            "--producers",
+            "1",
+            "--variants",
+            "crossbeam,fault-hang",
+            "--timeout",
+            "60",
+        ],
+    );
     for ignored in [false, true] {
         let name = if ignored { "sigint-ignored" } else { "sigint" };
         let (code, secs, out) = interrupt_after_first_fork(name, &args, ignored);
@@ -572,16 +567,8 @@ fn a_filesystem_that_fills_up_loses_no_table_and_leaves_no_truncated_file() {
          `sudo cargo test -p lab --test cli`"
     );
     let o = lab()
-        .args([
-            "disruptor-vs-lbq",
-            "--messages",
-            "200000",
-            "--producers",
-            "1",
-            "--variants",
-            "locked",
-        ])
-        .args(["--runs", "1", "--warmup", "0", "--rounds", "1", "--heap", "off", "--trace", "full"])
+        .args(common::tiny("disruptor-vs-lbq", "1", &["--messages", "200000", "--producers", "1"]))
+        .args(["--variants", "locked", "--heap", "off", "--trace", "full"])
         // Every message traced: the trace pass alone writes far more than the 512 KiB.
         .args(["--sample-every", "1"])
         .arg("--out")
@@ -617,18 +604,8 @@ fn a_filesystem_that_fills_up_loses_no_table_and_leaves_no_truncated_file() {
 fn small_run(name: &str, rounds: &str) -> PathBuf {
     let out = tmp(name);
     let o = lab()
-        .args(["disruptor-vs-lbq", "--messages", "10000", "--producers", "1", "--runs", "1"])
-        .args([
-            "--warmup",
-            "0",
-            "--variants",
-            "locked,crossbeam",
-            "--heap",
-            "off",
-            "--trace",
-            "off",
-        ])
-        .args(["--rounds", rounds])
+        .args(common::tiny_no_passes("disruptor-vs-lbq", rounds, &["--messages", "10000"]))
+        .args(["--producers", "1", "--variants", "locked,crossbeam"])
         .arg("--out")
         .arg(&out)
         .output()
@@ -721,19 +698,8 @@ fn the_jvm_originals_run_as_forks_check_themselves_and_a_planted_loss_is_invalid
     let out = tmp("jvm");
     let o = lab()
         .env("LAB_FAULTS", "1")
-        .args(["disruptor-vs-lbq", "--messages", "20000", "--producers", "1,2", "--runs", "1"])
-        .args([
-            "--warmup",
-            "0",
-            "--rounds",
-            "1",
-            "--jit-warmup",
-            "1",
-            "--heap",
-            "off",
-            "--trace",
-            "off",
-        ])
+        .args(common::tiny_no_passes("disruptor-vs-lbq", "1", &["--messages", "20000"]))
+        .args(["--producers", "1,2", "--jit-warmup", "1"])
         .args(["--variants", "locked,ring,jvm-lbq,jvm-disruptor,fault-jvm-lbq"])
         .arg("--out")
         .arg(&out)

@@ -25,23 +25,11 @@ struct Run {
 /// One variant at P=1 with a flight trace.
 fn run(name: &str, extra: &[&str]) -> Run {
     let dir = out_dir("offcpu", name);
-    let mut args = vec![
+    let mut args = common::tiny(
         "disruptor-vs-lbq",
-        "--producers",
         "1",
-        "--messages",
-        "200000",
-        "--rounds",
-        "1",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--heap",
-        "off",
-        "--trace",
-        "flight",
-    ];
+        &["--producers", "1", "--messages", "200000", "--heap", "off", "--trace", "flight"],
+    );
     args.extend_from_slice(extra);
     args.extend_from_slice(&["--out", dir.to_str().expect("utf-8 path")]);
     let o = lab(&args);
