@@ -27,7 +27,8 @@
 //! * [`results`]: the one versioned schema (`schema_version`), rows with one envelope,
 //!   fork scores, intervals, modes and the ratios paired within rounds (rounds that ran in
 //!   another phase of the machine set apart); [`stats`] holds the
-//!   order statistics (a row's confidence interval, a ratio's repeat interval).
+//!   order statistics (a row's confidence interval, a ratio's repeat interval) and the
+//!   latency percentiles of sampled messages with their one merge over forks.
 //! * [`report`]: terminal, Markdown and HTML (one stylesheet) from the same results;
 //!   atomic writes after the terminal tables. [`compare`]: `lab compare`, `lab report`.
 //! * [`experiments`]: one file per experiment and one registration line each.
