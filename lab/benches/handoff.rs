@@ -48,9 +48,9 @@ const BATCH: usize = 1024;
 const RUN_MAX: u64 = 1 << 20;
 /// Messages of the checked run every bench makes before criterion times it.
 const CHECK_MESSAGES: u64 = 20_000;
-/// Messages of each side of one adapter-cost pair: ~5–30 ms per side on the lab VM, long
-/// enough to span scheduler quanta at P = 4 on 2 cores, short enough that the two sides of
-/// a pair see the same phase of the VM.
+/// Messages of each side of one adapter-cost pair: long enough to span scheduler quanta at
+/// P = 4 on 2 cores, short enough that the two sides of a pair see the same phase of the VM
+/// (figures: docs/design-figures.md).
 const PAIR_MESSAGES: u64 = 1 << 17;
 /// The fairness bar: an adapter may cost at most this much.
 const ADAPTER_BUDGET_PCT: f64 = 5.0;

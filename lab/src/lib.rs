@@ -19,7 +19,7 @@
 //! * [`protocol`]: the one child protocol (spec in, heartbeat/done/failed lines out) and the run folder a child writes into.
 //! * [`measure`]: inside a child: the handoff harness, the variants by name, the peers, the JVM originals, faults.
 //! * [`profile`]: what a run leaves besides its time: CPU usage, perf counters, the kernel's scheduling, traces, dhat files.
-//! * [`stats`]: summaries, order-statistic intervals ([`stats::Interval`]), bimodality, paired ratios and the machine's phases.
+//! * [`stats`]: summaries, order-statistic intervals ([`stats::Interval`]), latency percentiles, bimodality, paired ratios, phases.
 //! * [`results`]: the one versioned results.json schema and nothing else.
 //! * [`report`]: the terminal, Markdown and HTML reports from the same results, and links to a run's files.
 //! * [`compare`]: `lab compare A B` and `lab report DIR` over any experiment's results.

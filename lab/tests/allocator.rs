@@ -4,31 +4,14 @@
 
 mod common;
 
-use common::{lab, out_dir, text};
+use common::{lab, out_dir, text, tiny_no_passes};
 use serde_json::Value;
 use std::process::Command;
 
-const TINY: &[&str] = &[
-    "disruptor-vs-lbq",
-    "--messages",
-    "20000",
-    "--rounds",
-    "2",
-    "--runs",
-    "1",
-    "--warmup",
-    "0",
-    "--heap",
-    "off",
-    "--trace",
-    "off",
-    "--producers",
-    "1",
-];
-
 fn run(name: &str, extra: &[&str]) -> Value {
     let out = out_dir("allocator", name);
-    let mut args: Vec<&str> = TINY.to_vec();
+    let mut args =
+        tiny_no_passes("disruptor-vs-lbq", "2", &["--messages", "20000", "--producers", "1"]);
     args.extend_from_slice(extra);
     let o_str = out.display().to_string();
     args.extend(["--out", &o_str]);

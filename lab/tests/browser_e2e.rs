@@ -59,23 +59,20 @@ fn report_and_trace_open_in_chromium_and_the_perfetto_ui() {
     require_setup();
     let dir = common::out_dir("browser_e2e", "run");
     let start = Instant::now();
-    let o = lab(&[
+    let o = lab(&common::tiny(
         "disruptor-vs-lbq",
-        "--variants",
-        "locked,ring",
-        "--producers",
-        "1,2",
-        "--messages",
-        "50000",
-        "--rounds",
         "3",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--out",
-        dir.to_str().expect("utf-8 path"),
-    ]);
+        &[
+            "--variants",
+            "locked,ring",
+            "--producers",
+            "1,2",
+            "--messages",
+            "50000",
+            "--out",
+            dir.to_str().expect("utf-8 path"),
+        ],
+    ));
     assert!(o.status.success(), "lab disruptor-vs-lbq failed: {}", text(&o));
     let lab_s = start.elapsed().as_secs_f64();
 

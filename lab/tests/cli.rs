@@ -4,6 +4,8 @@
 //! faults (INVALID, HUNG, CRASHED), the heartbeat watchdog, Ctrl-C delivered to the process
 //! group, a filesystem that fills up, `compare` and `report`.
 
+mod common;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -65,7 +67,26 @@ fn small_run_writes_every_promised_field_and_file() {
     assert_eq!(r["experiment"], "disruptor-vs-lbq");
     assert_eq!(r["schema_version"], 2);
     assert_eq!(r["rounds"]["finished"], 2);
-    let env = &r["environment"];
+    check_environment(&r["environment"]);
+    let rows = r["results"].as_array().expect("results[]");
+    let variants: Vec<&str> = r["config"]["plan"]["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(variants.contains(&"locked"), "{variants:?}");
+    assert_eq!(rows.len(), 2 * variants.len(), "one row per (variant, P)");
+    for row in rows {
+        check_row(row, &out);
+    }
+    check_ratios(&r, &stdout);
+    check_report(&out, rows.len());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The environment record of the small run: every field present, as the run was asked.
+fn check_environment(env: &Value) {
     for k in [
         "date",
         "cpu_model",
@@ -94,79 +115,70 @@ fn small_run_writes_every_promised_field_and_file() {
     assert_eq!(env["measured_runs"], 1);
     assert_eq!(env["messages"], 20000);
     assert!(env["rustc"].as_str().unwrap().starts_with("rustc "));
+}
 
-    let rows = r["results"].as_array().expect("results[]");
-    let variants: Vec<&str> = r["config"]["plan"]["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
-    assert!(variants.contains(&"locked"), "{variants:?}");
-    assert_eq!(rows.len(), 2 * variants.len(), "one row per (variant, P)");
-    for row in rows {
-        let what = format!("{} P={}", row["variant"], row["producers"]);
-        assert_eq!(row["messages"], 20000, "{what}");
-        assert_eq!(row["valid"], true, "{what}: {row}");
-        assert_eq!(row["status"], "OK", "{what}");
-        // Two rounds: two forks of one measured run each, every run kept.
-        assert_eq!(row["runs_ms"].as_array().unwrap().len(), 2, "{what}");
-        let forks = row["forks"].as_array().unwrap();
-        assert_eq!(forks.len(), 2, "{what}: a fork per round");
-        let rounds: Vec<u64> = forks.iter().map(|f| f["round"].as_u64().unwrap()).collect();
-        assert_eq!(rounds, [0, 1], "{what}");
-        for f in forks {
-            assert!(f["score"].as_f64().is_some_and(|x| x > 0.0), "{what}: {f}");
-            assert!(f["disturbance"]["load_avg"].as_f64().is_some(), "{what}: {f}");
-        }
-        assert_eq!(row["score"], row["median_ms"], "{what}: the score is the median over forks");
-        assert_eq!(row["key"]["variant"], row["variant"], "{what}");
-        assert_eq!(row["group"], format!("P={}", row["producers"]), "{what}");
-        for k in ["median_ms", "min_ms", "max_ms", "qps"] {
-            assert!(row[k].as_f64().is_some_and(|x| x > 0.0), "{what}: {k} = {}", row[k]);
-        }
-        let lat = &row["latency_ns"];
-        for k in ["p50", "p90", "p99", "p999", "max"] {
-            assert!(lat[k].as_u64().is_some(), "{what}: latency_ns.{k} = {lat}");
-        }
-        assert!(lat["p50"].as_u64() <= lat["max"].as_u64());
-        let cpu = &row["cpu"];
-        assert!(cpu["process_pct"].as_f64().is_some(), "{what}: {cpu}");
-        let names: Vec<&str> = cpu["threads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
-        let p = row["producers"].as_u64().unwrap() as usize;
-        let mut want: Vec<String> = (0..p).map(|i| format!("producer-{i}")).collect();
-        want.push("consumer".into());
-        assert_eq!(names, want, "{what}");
-        assert!(cpu["threads"][0]["cpu_ms"].as_f64().is_some());
-        // Trace (default: flight recorder): a Chrome-trace file with the lab's spans.
-        let t = row["trace"].as_str().unwrap_or_else(|| panic!("{what}: trace = {}", row["trace"]));
-        let trace: Value = serde_json::from_str(&std::fs::read_to_string(out.join(t)).unwrap())
-            .unwrap_or_else(|e| panic!("{what}: {t} is not JSON: {e}"));
-        let events = trace["traceEvents"].as_array().expect("traceEvents");
-        for name in ["publish", "consume"] {
-            assert!(events.iter().any(|e| e["name"] == name), "{what}: no {name} span in {t}");
-        }
-        assert!(events.iter().any(|e| e["args"]["name"] == "consumer"), "{what}: thread names");
-        let heap = &row["heap"];
-        let file = heap["file"].as_str().unwrap_or_else(|| panic!("{what}: heap = {heap}"));
-        assert!(out.join(file).is_file(), "{what}: heap file {file} missing");
-        for k in ["total_blocks", "total_bytes", "max_bytes", "messages"] {
-            assert!(heap[k].as_u64().is_some(), "{what}: heap.{k}");
-        }
-        assert!(heap["blocks_per_message"].as_f64().is_some());
-        assert!(heap["bytes_per_message"].as_f64().is_some());
-        if row["variant"] == "locked" {
-            // A linked node per message: at least one allocation each.
-            assert!(heap["blocks_per_message"].as_f64().unwrap() >= 1.0, "{what}: {heap}");
-        }
+/// One row of the small run: its envelope, forks, latency, CPU, trace and heap files.
+fn check_row(row: &Value, out: &Path) {
+    let what = format!("{} P={}", row["variant"], row["producers"]);
+    assert_eq!(row["messages"], 20000, "{what}");
+    assert_eq!(row["valid"], true, "{what}: {row}");
+    assert_eq!(row["status"], "OK", "{what}");
+    // Two rounds: two forks of one measured run each, every run kept.
+    assert_eq!(row["runs_ms"].as_array().unwrap().len(), 2, "{what}");
+    let forks = row["forks"].as_array().unwrap();
+    assert_eq!(forks.len(), 2, "{what}: a fork per round");
+    let rounds: Vec<u64> = forks.iter().map(|f| f["round"].as_u64().unwrap()).collect();
+    assert_eq!(rounds, [0, 1], "{what}");
+    for f in forks {
+        assert!(f["score"].as_f64().is_some_and(|x| x > 0.0), "{what}: {f}");
+        assert!(f["disturbance"]["load_avg"].as_f64().is_some(), "{what}: {f}");
     }
-    // Paired ratios: ring against the baseline (locked) at each P, two rounds each, too few
-    // for an interval, so unstable and printed with a dash.
+    assert_eq!(row["score"], row["median_ms"], "{what}: the score is the median over forks");
+    assert_eq!(row["key"]["variant"], row["variant"], "{what}");
+    assert_eq!(row["group"], format!("P={}", row["producers"]), "{what}");
+    for k in ["median_ms", "min_ms", "max_ms", "qps"] {
+        assert!(row[k].as_f64().is_some_and(|x| x > 0.0), "{what}: {k} = {}", row[k]);
+    }
+    let lat = &row["latency_ns"];
+    for k in ["p50", "p90", "p99", "p999", "max"] {
+        assert!(lat[k].as_u64().is_some(), "{what}: latency_ns.{k} = {lat}");
+    }
+    assert!(lat["p50"].as_u64() <= lat["max"].as_u64());
+    let cpu = &row["cpu"];
+    assert!(cpu["process_pct"].as_f64().is_some(), "{what}: {cpu}");
+    let names: Vec<&str> =
+        cpu["threads"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let p = row["producers"].as_u64().unwrap() as usize;
+    let mut want: Vec<String> = (0..p).map(|i| format!("producer-{i}")).collect();
+    want.push("consumer".into());
+    assert_eq!(names, want, "{what}");
+    assert!(cpu["threads"][0]["cpu_ms"].as_f64().is_some());
+    // Trace (default: flight recorder): a Chrome-trace file with the lab's spans.
+    let t = row["trace"].as_str().unwrap_or_else(|| panic!("{what}: trace = {}", row["trace"]));
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(out.join(t)).unwrap())
+        .unwrap_or_else(|e| panic!("{what}: {t} is not JSON: {e}"));
+    let events = trace["traceEvents"].as_array().expect("traceEvents");
+    for name in ["publish", "consume"] {
+        assert!(events.iter().any(|e| e["name"] == name), "{what}: no {name} span in {t}");
+    }
+    assert!(events.iter().any(|e| e["args"]["name"] == "consumer"), "{what}: thread names");
+    let heap = &row["heap"];
+    let file = heap["file"].as_str().unwrap_or_else(|| panic!("{what}: heap = {heap}"));
+    assert!(out.join(file).is_file(), "{what}: heap file {file} missing");
+    for k in ["total_blocks", "total_bytes", "max_bytes", "messages"] {
+        assert!(heap[k].as_u64().is_some(), "{what}: heap.{k}");
+    }
+    assert!(heap["blocks_per_message"].as_f64().is_some());
+    assert!(heap["bytes_per_message"].as_f64().is_some());
+    if row["variant"] == "locked" {
+        // A linked node per message: at least one allocation each.
+        assert!(heap["blocks_per_message"].as_f64().unwrap() >= 1.0, "{what}: {heap}");
+    }
+}
+
+/// Paired ratios: ring against the baseline (locked) at each P, two rounds each, too few
+/// for an interval, so unstable and printed with a dash.
+fn check_ratios(r: &Value, stdout: &str) {
     let ratios = r["ratios"].as_array().expect("ratios[]");
     assert_eq!(ratios.len(), 2, "{ratios:?}");
     for x in ratios {
@@ -177,6 +189,11 @@ fn small_run_writes_every_promised_field_and_file() {
         assert!(x["ci_low"].is_null() && x["rounds_needed"].as_u64().is_some(), "{x}");
     }
     assert!(stdout.contains("ring/locked QPS") && stdout.contains("[–] unstable"), "{stdout}");
+}
+
+/// The Markdown and HTML reports, and every link in the HTML report pointing at a file in
+/// the run folder (at least one per row: its heap file).
+fn check_report(out: &Path, rows: usize) {
     let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
     assert!(html.contains("<svg") && html.contains("Throughput against producers"));
     let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
@@ -192,8 +209,7 @@ fn small_run_writes_every_promised_field_and_file() {
         assert!(out.join(file).is_file(), "report links to missing {target}");
         links += 1;
     }
-    assert!(links >= rows.len(), "expected a link per heap file, found {links}");
-    let _ = std::fs::remove_dir_all(&out);
+    assert!(links >= rows, "expected a link per heap file, found {links}");
 }
 
 fn expect_usage_error(args: &[&str], needle: &str) {
@@ -252,9 +268,9 @@ fn bad_input_is_one_line_and_exit_code_2() {
 fn uneven_messages_are_spread_and_said_so() {
     let out = tmp("spread");
     let o = lab()
-        .args(["run", "disruptor-vs-lbq", "--messages", "10001", "--producers", "2", "--runs", "1"])
-        .args(["--rounds", "1"])
-        .args(["--warmup", "0", "--variants", "locked", "--heap", "off", "--trace", "off"])
+        .arg("run")
+        .args(common::tiny_no_passes("disruptor-vs-lbq", "1", &["--messages", "10001"]))
+        .args(["--producers", "2", "--variants", "locked"])
         .arg("--out")
         .arg(&out)
         .output()
@@ -382,27 +398,20 @@ fn interrupt_after_first_fork(
 
 #[test]
 fn ctrl_c_to_the_process_group_stops_kills_the_children_and_saves_what_finished() {
-    let args = [
+    let args = common::tiny_no_passes(
         "disruptor-vs-lbq",
-        "--messages",
-        "20000",
-        "--producers",
-        "1",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--variants",
-        "crossbeam,fault-hang",
-        "--timeout",
-        "60",
-        "--rounds",
         "3",
-        "--heap",
-        "off",
-        "--trace",
-        "off",
-    ];
+        &[
+            "--messages",
+            "20000",
+            "--producers",
+            "1",
+            "--variants",
+            "crossbeam,fault-hang",
+            "--timeout",
+            "60",
+        ],
+    );
     for ignored in [false, true] {
         let name = if ignored { "sigint-ignored" } else { "sigint" };
         let (code, secs, out) = interrupt_after_first_fork(name, &args, ignored);
@@ -558,16 +567,8 @@ fn a_filesystem_that_fills_up_loses_no_table_and_leaves_no_truncated_file() {
          `sudo cargo test -p lab --test cli`"
     );
     let o = lab()
-        .args([
-            "disruptor-vs-lbq",
-            "--messages",
-            "200000",
-            "--producers",
-            "1",
-            "--variants",
-            "locked",
-        ])
-        .args(["--runs", "1", "--warmup", "0", "--rounds", "1", "--heap", "off", "--trace", "full"])
+        .args(common::tiny("disruptor-vs-lbq", "1", &["--messages", "200000", "--producers", "1"]))
+        .args(["--variants", "locked", "--heap", "off", "--trace", "full"])
         // Every message traced: the trace pass alone writes far more than the 512 KiB.
         .args(["--sample-every", "1"])
         .arg("--out")
@@ -603,18 +604,8 @@ fn a_filesystem_that_fills_up_loses_no_table_and_leaves_no_truncated_file() {
 fn small_run(name: &str, rounds: &str) -> PathBuf {
     let out = tmp(name);
     let o = lab()
-        .args(["disruptor-vs-lbq", "--messages", "10000", "--producers", "1", "--runs", "1"])
-        .args([
-            "--warmup",
-            "0",
-            "--variants",
-            "locked,crossbeam",
-            "--heap",
-            "off",
-            "--trace",
-            "off",
-        ])
-        .args(["--rounds", rounds])
+        .args(common::tiny_no_passes("disruptor-vs-lbq", rounds, &["--messages", "10000"]))
+        .args(["--producers", "1", "--variants", "locked,crossbeam"])
         .arg("--out")
         .arg(&out)
         .output()
@@ -707,19 +698,8 @@ fn the_jvm_originals_run_as_forks_check_themselves_and_a_planted_loss_is_invalid
     let out = tmp("jvm");
     let o = lab()
         .env("LAB_FAULTS", "1")
-        .args(["disruptor-vs-lbq", "--messages", "20000", "--producers", "1,2", "--runs", "1"])
-        .args([
-            "--warmup",
-            "0",
-            "--rounds",
-            "1",
-            "--jit-warmup",
-            "1",
-            "--heap",
-            "off",
-            "--trace",
-            "off",
-        ])
+        .args(common::tiny_no_passes("disruptor-vs-lbq", "1", &["--messages", "20000"]))
+        .args(["--producers", "1,2", "--jit-warmup", "1"])
         .args(["--variants", "locked,ring,jvm-lbq,jvm-disruptor,fault-jvm-lbq"])
         .arg("--out")
         .arg(&out)

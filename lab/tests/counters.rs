@@ -2,6 +2,8 @@
 //! software events always count, the unavailable path is forced by `LAB_COUNTERS_UNAVAILABLE`
 //! and says why, and a machine with a hardware PMU cannot report null cycles.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -33,28 +35,13 @@ fn tiny_run(out: &Path, unavailable: bool) -> (Value, String) {
         c.env_remove("LAB_COUNTERS_UNAVAILABLE");
     }
     let o = c
-        .args([
-            "run",
+        .arg("run")
+        .args(common::tiny_no_passes(
             "disruptor-vs-lbq",
-            "--messages",
-            "20000",
-            "--rounds",
             "2",
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--min-fork-ms",
-            "0",
-            "--heap",
-            "off",
-            "--trace",
-            "off",
-            "--producers",
-            "1",
-            "--variants",
-            "locked,ring",
-        ])
+            &["--messages", "20000", "--min-fork-ms", "0", "--producers", "1"],
+        ))
+        .args(["--variants", "locked,ring"])
         .arg("--out")
         .arg(out)
         .output()

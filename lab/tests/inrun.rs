@@ -57,27 +57,24 @@ fn thread_names(doc: &Value) -> Vec<String> {
 #[test]
 fn in_run_keeps_the_outlier_forks_dumps_and_reports_the_recording_cost() {
     let dir = common::out_dir("inrun", "ring-p1");
-    let o = lab(&[
+    let o = lab(&common::tiny(
         "disruptor-vs-lbq",
-        "--trace",
-        "in-run",
-        "--variants",
-        "ring",
-        "--producers",
-        "1",
-        "--messages",
-        "50000",
-        "--rounds",
         "3",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--heap",
-        "off",
-        "--out",
-        dir.to_str().expect("utf-8 path"),
-    ]);
+        &[
+            "--trace",
+            "in-run",
+            "--variants",
+            "ring",
+            "--producers",
+            "1",
+            "--messages",
+            "50000",
+            "--heap",
+            "off",
+            "--out",
+            dir.to_str().expect("utf-8 path"),
+        ],
+    ));
     assert!(o.status.success(), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("In-run recording cost"), "{stdout}");

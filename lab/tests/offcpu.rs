@@ -25,23 +25,11 @@ struct Run {
 /// One variant at P=1 with a flight trace.
 fn run(name: &str, extra: &[&str]) -> Run {
     let dir = out_dir("offcpu", name);
-    let mut args = vec![
+    let mut args = common::tiny(
         "disruptor-vs-lbq",
-        "--producers",
         "1",
-        "--messages",
-        "200000",
-        "--rounds",
-        "1",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--heap",
-        "off",
-        "--trace",
-        "flight",
-    ];
+        &["--producers", "1", "--messages", "200000", "--heap", "off", "--trace", "flight"],
+    );
     args.extend_from_slice(extra);
     args.extend_from_slice(&["--out", dir.to_str().expect("utf-8 path")]);
     let o = lab(&args);
@@ -244,8 +232,8 @@ fn traces_stay_valid_and_flows_join_the_right_tracks() {
 /// waker of most of its off-CPU slices is the producer thread, named in `woken_by` and drawn
 /// as a flow from the producer's track. Most of these wake-ups the kernel hands to the
 /// consumer's CPU to complete, in its idle task, whose `sched_wakeup` names `swapper/N`
-/// (taken alone, it named the producer in 0.6%, 0.8% and 48% of the slices of three runs on
-/// the lab's VM); the waker comes from `sched_waking`, emitted in the producer's own context.
+/// (taken alone, it seldom named the producer: figures: docs/design-figures.md); the waker
+/// comes from `sched_waking`, emitted in the producer's own context.
 #[test]
 fn locked_consumer_is_woken_by_the_producer() {
     const SHARE: f64 = 0.8;

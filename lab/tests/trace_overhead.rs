@@ -310,25 +310,11 @@ fn comparing_two_different_experiments_is_refused_in_one_line() {
     let (a, b) = (out_dir("other-a"), out_dir("other-b"));
     let o = tiny_run(&a, "2000", &["--workloads", "locked-p2", "--warmup", "0"]);
     assert!(o.status.success(), "{}", text(&o));
-    let o = lab(&[
+    let o = lab(&common::tiny_no_passes(
         "disruptor-vs-lbq",
-        "--messages",
-        "2000",
-        "--producers",
         "1",
-        "--rounds",
-        "1",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--heap",
-        "off",
-        "--trace",
-        "off",
-        "--out",
-        b.to_str().unwrap(),
-    ]);
+        &["--messages", "2000", "--producers", "1", "--out", b.to_str().unwrap()],
+    ));
     assert!(o.status.success(), "{}", text(&o));
     let o = lab(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));

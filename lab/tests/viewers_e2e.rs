@@ -59,25 +59,13 @@ fn out_dir(name: &str) -> PathBuf {
 /// Runs the experiment small with `--trace <trace>`; returns the run folder and results.
 fn run_experiment(trace: &str) -> (PathBuf, Value) {
     let dir = out_dir(trace);
-    let o = lab(&[
+    let mut args = common::tiny(
         "disruptor-vs-lbq",
-        "--messages",
-        "20000",
-        "--producers",
-        "1,2",
-        "--runs",
         "1",
-        "--warmup",
-        "0",
-        "--rounds",
-        "1",
-        "--variants",
-        "locked,ring",
-        "--trace",
-        trace,
-        "--out",
-        dir.to_str().expect("utf-8 path"),
-    ]);
+        &["--messages", "20000", "--producers", "1,2", "--variants", "locked,ring"],
+    );
+    args.extend(["--trace", trace, "--out", dir.to_str().expect("utf-8 path")]);
+    let o = lab(&args);
     assert!(o.status.success(), "lab disruptor-vs-lbq --trace {trace} failed: {}", text(&o));
     let r: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("results.json")).expect("results.json written"),

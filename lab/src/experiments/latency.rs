@@ -31,6 +31,7 @@ use crate::experiment::{CellRecord, Finished};
 use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::protocol::Ctx;
 use crate::results::{Ratio, Results, Row, Status, Table, Target};
+use crate::stats::percentiles::Percentiles;
 use crate::units::fmt_num;
 use clap::{Args, ValueEnum};
 use handoff::{Consumer as _, Handoff, Message, Producer as _};
@@ -152,39 +153,6 @@ pub struct Cell {
     pub warmup: usize,
     /// Measured runs.
     pub runs: usize,
-}
-
-/// Latency percentiles, ns.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct Percentiles {
-    /// Elements recorded.
-    pub count: u64,
-    /// Median.
-    pub p50: u64,
-    /// 90th percentile.
-    pub p90: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// 99.9th percentile.
-    pub p999: u64,
-    /// Largest.
-    pub max: u64,
-    /// Mean.
-    pub mean: f64,
-}
-
-impl Percentiles {
-    fn of(h: &Histogram<u64>) -> Percentiles {
-        Percentiles {
-            count: h.len(),
-            p50: h.value_at_quantile(0.50),
-            p90: h.value_at_quantile(0.90),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
-            mean: h.mean(),
-        }
-    }
 }
 
 /// One run, checked.
@@ -479,22 +447,7 @@ impl Experiment for PublishOnLatency {
 
 /// Per percentile, the median over the valid forks' histograms; max is the largest.
 fn merged(outs: &[&LatencyOutcome]) -> Option<Percentiles> {
-    let ls: Vec<Percentiles> = outs.iter().filter_map(|o| o.all).collect();
-    if ls.is_empty() {
-        return None;
-    }
-    let med = |f: fn(&Percentiles) -> f64| {
-        crate::stats::median(&ls.iter().map(f).collect::<Vec<_>>()).unwrap_or(0.0)
-    };
-    Some(Percentiles {
-        count: ls.iter().map(|l| l.count).sum(),
-        p50: med(|l| l.p50 as f64) as u64,
-        p90: med(|l| l.p90 as f64) as u64,
-        p99: med(|l| l.p99 as f64) as u64,
-        p999: med(|l| l.p999 as f64) as u64,
-        max: ls.iter().map(|l| l.max).max().unwrap_or(0),
-        mean: med(|l| l.mean),
-    })
+    Percentiles::median_over(outs.iter().filter_map(|o| o.all.as_ref()))
 }
 
 fn fill_row(row: &mut Row, rec: &CellRecord<PublishOnLatency>) {

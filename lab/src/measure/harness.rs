@@ -11,6 +11,7 @@
 use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::profile::usage::{page_faults, process_cpu_ms, thread_usage, ThreadUsage};
 use crate::protocol::{Ctx, Pass};
+use crate::stats::percentiles::Percentiles;
 use handoff::{Checker, Consumer, Handoff, Message, Producer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -144,40 +145,6 @@ pub struct JvmReport {
     pub gc_ms: Vec<f64>,
 }
 
-/// Latency percentiles of sampled messages, ns.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Latency {
-    /// Sampled messages recorded.
-    pub count: u64,
-    /// Median.
-    pub p50: u64,
-    /// 90th percentile.
-    pub p90: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// 99.9th percentile.
-    pub p999: u64,
-    /// Largest.
-    pub max: u64,
-    /// Mean.
-    pub mean: f64,
-}
-
-impl Latency {
-    /// Percentiles of a histogram.
-    pub fn of(h: &Histogram<u64>) -> Latency {
-        Latency {
-            count: h.len(),
-            p50: h.value_at_quantile(0.50),
-            p90: h.value_at_quantile(0.90),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
-            mean: h.mean(),
-        }
-    }
-}
-
 /// One run's outcome.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunResult {
@@ -218,7 +185,7 @@ pub struct CellOutput {
     /// Measured runs.
     pub runs: Vec<RunResult>,
     /// Latency over the valid measured runs.
-    pub latency_ns: Option<Latency>,
+    pub latency_ns: Option<Percentiles>,
     /// Messages sent by each producer.
     pub per_producer: Vec<u64>,
     /// Cost of one sample (two clock reads and a histogram record), ns, measured in-process.
@@ -303,8 +270,9 @@ struct Rate<const TRACE: bool> {
 }
 
 impl<const TRACE: bool> Rate<TRACE> {
-    /// Consumer batches between two looks at the clock: `Instant` costs 25–50 ns on the
-    /// lab VM, as much as a record, and batches may hold a few messages.
+    /// Consumer batches between two looks at the clock: reading `Instant` costs about as
+    /// much as a record, and batches may hold a few messages (figures:
+    /// docs/design-figures.md).
     const CLOCK_EVERY: u32 = 16;
 
     fn new() -> Self {
@@ -353,7 +321,7 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
 ) -> Result<(RunResult, Histogram<u64>), String> {
     let p = spec.producers;
     let per = handoff::spread(messages, p);
-    let (txs, mut rx) = handoff
+    let (txs, rx) = handoff
         .open::<Message<N>>(p)
         .map_err(|e| format!("{}: open({p}) failed: {e}", spec.variant))?;
     // Producers and the consumer start together; the run's clock starts when the first of
@@ -367,68 +335,104 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     // After `open`: faults from here on are the run's own (and its threads' stacks).
     let faults0 = page_faults();
     let mut producers = Vec::with_capacity(p);
-    for (i, mut tx) in txs.into_iter().enumerate() {
-        let n = per[i];
-        let barrier = barrier.clone();
-        let counters = probe.thread();
-        let cpu = cpu_of(i + 1);
-        let h = thread::Builder::new()
-            .name(format!("producer-{i}"))
-            .spawn(move || {
-                // Before the barrier: a failed pin is reported once every thread is in.
-                let pinned = cpu.map_or(Ok(()), crate::machine::placement::pin_current);
-                let counters = counters.open();
-                barrier.wait();
-                counters.enable();
-                let start = Instant::now();
-                let mut failures = 0u64;
-                let mut countdown = 0u64;
-                for seq in 0..n {
-                    let mut m = Message::<N>::new(i as u32, seq);
-                    if sample_every > 0 {
-                        if countdown == 0 {
-                            countdown = sample_every;
-                            m.sampled = 1;
-                            m.sent_ns = handoff::now_ns();
-                            if TRACE {
-                                let flow = handoff::trace::flow_id(i as u32, seq);
-                                let _s = tracing::trace_span!("publish", flow).entered();
-                                if tx.send(m).is_err() {
-                                    failures += 1;
-                                    break;
-                                }
-                                countdown -= 1;
-                                continue;
-                            }
-                        }
-                        countdown -= 1;
-                    }
-                    if tx.send(m).is_err() {
-                        failures += 1;
-                        break;
-                    }
-                }
-                // Closing is the producer's last act of the run: counted.
-                drop(tx);
-                let name = format!("producer-{i}");
-                let counted = counters.read(&name);
-                pinned.map(|()| (start, failures, thread_usage(&name), counted))
-            })
-            .map_err(|e| format!("spawning producer-{i}: {e}"))?;
-        producers.push(h);
+    for (i, tx) in txs.into_iter().enumerate() {
+        let (n, barrier, counters, cpu) = (per[i], barrier.clone(), probe.thread(), cpu_of(i + 1));
+        producers.push(spawn_producer::<N, TRACE, _>(
+            i,
+            tx,
+            n,
+            sample_every,
+            barrier,
+            counters,
+            cpu,
+        )?);
     }
-    let batch = spec.batch.max(1);
-    let cbarrier = barrier.clone();
-    let ccounters = probe.thread();
-    let ccpu = cpu_of(0);
-    let consumer = thread::Builder::new()
+    let (batch, counters, cpu) = (spec.batch.max(1), probe.thread(), cpu_of(0));
+    let consumer =
+        spawn_consumer::<N, TRACE, _>(rx, p, sample_every, batch, barrier, counters, cpu)?;
+    let started = Started { producers, consumer, probe, cpu0, faults0 };
+    finish_run::<N>(started, messages, &per, sample_every)
+}
+
+/// What a producer thread hands back: when it left the barrier, its failed sends, its CPU
+/// use and its counters.
+type Produced = (Instant, u64, ThreadUsage, Option<crate::profile::counters::ThreadReading>);
+
+/// Starts producer `i`, which sends its `n` messages once every thread is at `barrier`
+/// (the timed section is the loop between the barrier and the drop of `tx`).
+fn spawn_producer<const N: usize, const TRACE: bool, P: Producer<Message<N>> + 'static>(
+    i: usize,
+    mut tx: P,
+    n: u64,
+    sample_every: u64,
+    barrier: Arc<Barrier>,
+    counters: crate::profile::counters::ThreadProbe,
+    cpu: Option<usize>,
+) -> Result<thread::JoinHandle<Result<Produced, String>>, String> {
+    thread::Builder::new()
+        .name(format!("producer-{i}"))
+        .spawn(move || {
+            // Before the barrier: a failed pin is reported once every thread is in.
+            let pinned = cpu.map_or(Ok(()), crate::machine::placement::pin_current);
+            let counters = counters.open();
+            barrier.wait();
+            counters.enable();
+            let start = Instant::now();
+            let mut failures = 0u64;
+            let mut countdown = 0u64;
+            for seq in 0..n {
+                let mut m = Message::<N>::new(i as u32, seq);
+                if sample_every > 0 {
+                    if countdown == 0 {
+                        countdown = sample_every;
+                        m.sampled = 1;
+                        m.sent_ns = handoff::now_ns();
+                        if TRACE {
+                            let flow = handoff::trace::flow_id(i as u32, seq);
+                            let _s = tracing::trace_span!("publish", flow).entered();
+                            if tx.send(m).is_err() {
+                                failures += 1;
+                                break;
+                            }
+                            countdown -= 1;
+                            continue;
+                        }
+                    }
+                    countdown -= 1;
+                }
+                if tx.send(m).is_err() {
+                    failures += 1;
+                    break;
+                }
+            }
+            // Closing is the producer's last act of the run: counted.
+            drop(tx);
+            let name = format!("producer-{i}");
+            let counted = counters.read(&name);
+            pinned.map(|()| (start, failures, thread_usage(&name), counted))
+        })
+        .map_err(|e| format!("spawning producer-{i}: {e}"))
+}
+
+/// Starts the consumer, which takes messages until every producer has closed, checking
+/// each and recording the sampled ones' latency (the timed section starts at `barrier`).
+fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + 'static>(
+    mut rx: C,
+    p: usize,
+    sample_every: u64,
+    batch: usize,
+    barrier: Arc<Barrier>,
+    counters: crate::profile::counters::ThreadProbe,
+    cpu: Option<usize>,
+) -> Result<thread::JoinHandle<Result<Consumed, String>>, String> {
+    thread::Builder::new()
         .name("consumer".to_string())
         .spawn(move || {
-            let pinned = ccpu.map_or(Ok(()), crate::machine::placement::pin_current);
-            let counters = ccounters.open();
+            let pinned = cpu.map_or(Ok(()), crate::machine::placement::pin_current);
+            let counters = counters.open();
             let mut checker = Checker::new(p);
             let mut hist = run_histogram(sample_every > 0);
-            cbarrier.wait();
+            barrier.wait();
             counters.enable();
             let start = Instant::now();
             let mut observe = |m: Message<N>| {
@@ -471,9 +475,29 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
                 counted,
             })
         })
-        .map_err(|e| format!("spawning the consumer: {e}"))?;
+        .map_err(|e| format!("spawning the consumer: {e}"))
+}
 
-    drop(barrier);
+/// A run's threads, started, and the baselines its CPU time and page faults are taken
+/// against.
+struct Started {
+    producers: Vec<thread::JoinHandle<Result<Produced, String>>>,
+    consumer: thread::JoinHandle<Result<Consumed, String>>,
+    probe: crate::profile::counters::Probe,
+    cpu0: f64,
+    faults0: u64,
+}
+
+/// Joins a run's threads and makes its result: wall time from the first thread to leave
+/// the barrier to the consumer seeing the end, the checks' verdict, CPU and page faults.
+fn finish_run<const N: usize>(
+    started: Started,
+    messages: u64,
+    per: &[u64],
+    sample_every: u64,
+) -> Result<(RunResult, Histogram<u64>), String> {
+    let Started { producers, consumer, probe, cpu0, faults0 } = started;
+    let p = producers.len();
     let mut send_failures = 0;
     let mut threads = Vec::with_capacity(p + 1);
     let mut starts = Vec::with_capacity(p + 1);
@@ -494,7 +518,7 @@ pub fn run_counted<H: Handoff, const N: usize, const TRACE: bool>(
     let faults = page_faults() - faults0;
     threads.push(consumed.usage);
     let ms = consumed.end.duration_since(t0).as_secs_f64() * 1e3;
-    let verdict = consumed.checker.verdict_against(&per, expected_checksum::<N>(&per));
+    let verdict = consumed.checker.verdict_against(per, expected_checksum::<N>(per));
     let process_cpu_ms = cpu1 - cpu0;
     Ok((
         RunResult {
@@ -613,7 +637,7 @@ fn run_cell<H: Handoff, const N: usize>(
                 }
             }
             if spec.sample_every > 0 && !merged.is_empty() {
-                out.latency_ns = Some(Latency::of(&merged));
+                out.latency_ns = Some(Percentiles::of(&merged));
             }
             for _ in 0..spec.sampling_ab_pairs {
                 let n = spec.messages;

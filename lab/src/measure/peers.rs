@@ -17,8 +17,8 @@
 //! * **Close.** None of the three has an explicit close shared by all senders. `close`
 //!   sets a shared flag; every send loads it (a read-mostly line: one load, no sharing).
 //!   The channel peers carry `T` itself, never a wrapper: an earlier `Option<T>` with a
-//!   `None` close marker made every message 8 bytes larger and cost crossbeam 45–125% of
-//!   its throughput. So nothing travels at close; instead the consumer waits with
+//!   `None` close marker made every message 8 bytes larger and cost crossbeam a large share
+//!   of its throughput (figures: docs/design-figures.md). So nothing travels at close; instead the consumer waits with
 //!   `recv_timeout(CLOSE_POLL)` only once `try_recv` finds the channel empty (when it
 //!   would block anyway) and looks at the flag between waits: a consumer blocked on an
 //!   empty channel sees a close within [`CLOSE_POLL`], and a consumer that is busy sees it

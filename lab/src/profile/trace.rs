@@ -2,9 +2,12 @@
 //!
 //! Modes: `flight` (per-thread bounded rings, dumped as Chrome-trace JSON after the run:
 //! `flight_recorder::install_flight` then `Recorder::dump`) and `full` (every event streamed
-//! by tracing-chrome: `flight_recorder::install_full` then `FullGuard::finish`). A recorder
-//! is installed in the trace child only, never in a timed child, so traces cost the timed
-//! runs nothing; what tracing costs is measured by another experiment (`trace-overhead`).
+//! by tracing-chrome: `flight_recorder::install_full` then `FullGuard::finish`). By default
+//! a recorder is installed in the untimed trace child only, never in a timed child, so
+//! traces cost the timed runs nothing. The exception is `--trace in-run`: there a traced
+//! twin's timed forks record their measured runs ([`crate::profile::inrun`]), and the twin's
+//! rows are set apart from the plain ones, its cost paired within rounds against them. What
+//! tracing costs is measured by another experiment (`trace-overhead`).
 //! The flight mode keeps one in [`FLIGHT_BATCH_EVERY`] consumer batch spans and per-batch
 //! counter samples (per call site and thread); the full mode keeps them all.
 
@@ -18,10 +21,10 @@ pub fn flight_config() -> flight_recorder::Config {
 
 /// Per-batch records the flight mode keeps: one consumer batch span and one per-batch
 /// counter sample (`handoff::batch_counter!`) in this many, per call site and thread
-/// (`handoff::trace::batch_every`). Measured (`lab run trace-overhead`, locked P=2, 60
-/// rounds each): every batch recorded cost +3.7% [+0.6, +5.5] of throughput, one in 16
-/// +0.2% [−1.9, +2.8]. Other counters, waits, instants and the sampled publish/consume
-/// flows are all kept; `--trace full` keeps every batch.
+/// (`handoff::trace::batch_every`): recording every batch cost measurably more throughput
+/// than one in 16, which cost none that showed (figures: docs/design-figures.md). Other
+/// counters, waits, instants and the sampled publish/consume flows are all kept; `--trace
+/// full` keeps every batch.
 pub const FLIGHT_BATCH_EVERY: u32 = 16;
 
 /// Installs the flight recorder as the lab's children do: [`flight_config`], and per-batch

@@ -98,26 +98,13 @@ pub fn line_chart(
     series: &[Series],
     log_y: bool,
 ) -> String {
-    let (w, h, ml, mr, mt, mb) = (640.0, 340.0, 80.0, 170.0, 30.0, 45.0);
     let pts: Vec<(f64, f64)> =
         series.iter().flat_map(|s| s.2.iter().copied()).filter(|p| p.1 > 0.0).collect();
     if pts.is_empty() {
         return format!("<p>{}: no data.</p>", html_escape(title));
     }
-    let xmin = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-    let xmax = pts.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
-    let tf = |y: f64| if log_y { y.log10() } else { y };
-    let mut ymin =
-        if log_y { pts.iter().map(|p| tf(p.1)).fold(f64::INFINITY, f64::min).floor() } else { 0.0 };
-    let mut ymax = pts.iter().map(|p| tf(p.1)).fold(f64::NEG_INFINITY, f64::max);
-    ymax = if log_y { ymax.ceil() } else { ymax * 1.1 };
-    if ymax <= ymin {
-        ymax = ymin + 1.0;
-        ymin -= if log_y { 1.0 } else { 0.0 };
-    }
-    let xspan = if xmax > xmin { xmax - xmin } else { 1.0 };
-    let px = |x: f64| ml + (x - xmin) / xspan * (w - ml - mr);
-    let py = |y: f64| mt + (1.0 - (tf(y) - ymin) / (ymax - ymin)) * (h - mt - mb);
+    let f = Frame::new(&pts, log_y);
+    let (w, h, ml) = (f.w, f.h, f.ml);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" \
          font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"{}\" y=\"18\" font-size=\"13\" \
@@ -125,6 +112,79 @@ pub fn line_chart(
         ml,
         html_escape(title)
     );
+    chart_axes(&mut s, &f, &pts, x_label, y_label);
+    for (i, one) in series.iter().enumerate() {
+        chart_series(&mut s, &f, i, one);
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// A chart's geometry (size and margins, px) and the ranges its axes span.
+struct Frame {
+    w: f64,
+    h: f64,
+    ml: f64,
+    mr: f64,
+    mt: f64,
+    mb: f64,
+    log_y: bool,
+    xmin: f64,
+    xspan: f64,
+    /// In the y axis's scale (log10 of the value on a log axis).
+    ymin: f64,
+    /// See `ymin`.
+    ymax: f64,
+}
+
+impl Frame {
+    /// The frame that holds `pts` (all with y > 0): x from the smallest to the largest; y
+    /// from 0 to 10% above the largest, or on a log axis from power of ten to power of ten.
+    fn new(pts: &[(f64, f64)], log_y: bool) -> Frame {
+        let (w, h, ml, mr, mt, mb) = (640.0, 340.0, 80.0, 170.0, 30.0, 45.0);
+        let xmin = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        let xmax = pts.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+        let tf = |y: f64| if log_y { y.log10() } else { y };
+        let mut ymin = if log_y {
+            pts.iter().map(|p| tf(p.1)).fold(f64::INFINITY, f64::min).floor()
+        } else {
+            0.0
+        };
+        let mut ymax = pts.iter().map(|p| tf(p.1)).fold(f64::NEG_INFINITY, f64::max);
+        ymax = if log_y { ymax.ceil() } else { ymax * 1.1 };
+        if ymax <= ymin {
+            ymax = ymin + 1.0;
+            ymin -= if log_y { 1.0 } else { 0.0 };
+        }
+        let xspan = if xmax > xmin { xmax - xmin } else { 1.0 };
+        Frame { w, h, ml, mr, mt, mb, log_y, xmin, xspan, ymin, ymax }
+    }
+
+    /// A value in the y axis's scale.
+    fn tf(&self, y: f64) -> f64 {
+        if self.log_y {
+            y.log10()
+        } else {
+            y
+        }
+    }
+
+    /// Where `x` lies across the chart, px.
+    fn px(&self, x: f64) -> f64 {
+        self.ml + (x - self.xmin) / self.xspan * (self.w - self.ml - self.mr)
+    }
+
+    /// Where `y` lies down the chart, px.
+    fn py(&self, y: f64) -> f64 {
+        let (ymin, ymax) = (self.ymin, self.ymax);
+        self.mt + (1.0 - (self.tf(y) - ymin) / (ymax - ymin)) * (self.h - self.mt - self.mb)
+    }
+}
+
+/// The axes, the y grid with its labels, a label per x of `pts`, and the axis titles.
+fn chart_axes(s: &mut String, f: &Frame, pts: &[(f64, f64)], x_label: &str, y_label: &str) {
+    let (w, h, ml, mr, mt, mb) = (f.w, f.h, f.ml, f.mr, f.mt, f.mb);
+    let (ymin, ymax, log_y) = (f.ymin, f.ymax, f.log_y);
     // Axes and grid.
     let _ = writeln!(
         s,
@@ -164,7 +224,7 @@ pub fn line_chart(
         let _ = writeln!(
             s,
             "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{x}</text>",
-            px(*x),
+            f.px(*x),
             h - mb + 15.0
         );
     }
@@ -179,41 +239,42 @@ pub fn line_chart(
         mt + (h - mt - mb) / 2.0,
         html_escape(y_label)
     );
-    for (i, (name, color_index, points)) in series.iter().enumerate() {
-        let color = PALETTE[color_index % PALETTE.len()];
-        let dash = if name.ends_with("p99") { " stroke-dasharray=\"5,3\"" } else { "" };
-        let mut p: Vec<(f64, f64)> = points.iter().copied().filter(|p| p.1 > 0.0).collect();
-        p.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let path: Vec<String> =
-            p.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
+}
+
+/// Series `i`: its polyline, a dot per point with its value, and its legend entry.
+fn chart_series(s: &mut String, f: &Frame, i: usize, (name, color_index, points): &Series) {
+    let (w, mr, mt) = (f.w, f.mr, f.mt);
+    let color = PALETTE[color_index % PALETTE.len()];
+    let dash = if name.ends_with("p99") { " stroke-dasharray=\"5,3\"" } else { "" };
+    let mut p: Vec<(f64, f64)> = points.iter().copied().filter(|p| p.1 > 0.0).collect();
+    p.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let path: Vec<String> =
+        p.iter().map(|(x, y)| format!("{:.1},{:.1}", f.px(*x), f.py(*y))).collect();
+    let _ = writeln!(
+        s,
+        "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>",
+        path.join(" ")
+    );
+    for (x, y) in &p {
         let _ = writeln!(
             s,
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>",
-            path.join(" ")
-        );
-        for (x, y) in &p {
-            let _ = writeln!(
-                s,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"><title>{} P={x}: {y:.0}</title></circle>",
-                px(*x),
-                py(*y),
-                html_escape(name)
-            );
-        }
-        let ly = mt + 14.0 * i as f64;
-        let _ = writeln!(
-            s,
-            "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
-             <text x=\"{}\" y=\"{:.1}\">{}</text>",
-            w - mr + 10.0,
-            w - mr + 30.0,
-            w - mr + 35.0,
-            ly + 4.0,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"><title>{} P={x}: {y:.0}</title></circle>",
+            f.px(*x),
+            f.py(*y),
             html_escape(name)
         );
     }
-    s.push_str("</svg>\n");
-    s
+    let ly = mt + 14.0 * i as f64;
+    let _ = writeln!(
+        s,
+        "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
+         <text x=\"{}\" y=\"{:.1}\">{}</text>",
+        w - mr + 10.0,
+        w - mr + 30.0,
+        w - mr + 35.0,
+        ly + 4.0,
+        html_escape(name)
+    );
 }
 
 fn status_line(r: &Results) -> Option<String> {

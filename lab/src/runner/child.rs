@@ -85,10 +85,30 @@ pub fn run(
     };
     let pgid = child.id() as i32;
     signal::track(pgid);
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stderr = child.stderr.take().expect("piped stderr");
     let (tx, rx) = mpsc::channel::<Line>();
-    let out_reader = std::thread::spawn(move || {
+    let out_reader = read_protocol(child.stdout.take().expect("piped stdout"), tx);
+    let err_reader = read_stderr(child.stderr.take().expect("piped stderr"));
+    let (verdict, end) = watch(&rx, timeout, on_beat);
+    if verdict.is_err() {
+        signal::kill_group(pgid);
+    }
+    let status = child.wait();
+    signal::untrack(pgid);
+    // Anything the child started and left behind goes with it.
+    signal::kill_group(pgid);
+    let junk = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    let stderr_tail = tail(&format!("{stderr}{junk}"), 15);
+    ending(verdict, end, status, stderr_tail)
+}
+
+/// Reads the child's stdout on a thread: each protocol line goes to `tx` as it comes, then
+/// [`Line::Eof`]; the thread returns the first 4 KiB or so of lines that were not protocol.
+fn read_protocol(
+    stdout: std::process::ChildStdout,
+    tx: mpsc::Sender<Line>,
+) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
         let mut junk = String::new();
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             match serde_json::from_str::<Message>(&line) {
@@ -104,8 +124,12 @@ pub fn run(
         }
         let _ = tx.send(Line::Eof);
         junk
-    });
-    let err_reader = std::thread::spawn(move || {
+    })
+}
+
+/// Reads the child's stderr on a thread, keeping the last MiB or so.
+fn read_stderr(stderr: std::process::ChildStderr) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
         let mut s = String::new();
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             s.push_str(&line);
@@ -115,7 +139,21 @@ pub fn run(
             }
         }
         s
-    });
+    })
+}
+
+/// Why the watch ended: `Ok` at the end of the child's stdout, `Err(None)` on an interrupt,
+/// `Err(Some(timeout))` when no heartbeat came within `timeout`.
+type Watched = Result<(), Option<Duration>>;
+
+/// Follows the child's protocol lines until its stdout ends, the run is interrupted or
+/// `timeout` passes without a heartbeat; returns why, and the last line other than a
+/// heartbeat (its `done` or `failed`).
+fn watch(
+    rx: &mpsc::Receiver<Line>,
+    timeout: Duration,
+    on_beat: &dyn Fn(u64),
+) -> (Watched, Option<Message>) {
     let mut last_beat = Instant::now();
     let mut end: Option<Message> = None;
     let mut eof = false;
@@ -139,16 +177,16 @@ pub fn run(
             break Err(Some(timeout));
         }
     };
-    if verdict.is_err() {
-        signal::kill_group(pgid);
-    }
-    let status = child.wait();
-    signal::untrack(pgid);
-    // Anything the child started and left behind goes with it.
-    signal::kill_group(pgid);
-    let junk = out_reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
-    let stderr_tail = tail(&format!("{stderr}{junk}"), 15);
+    (verdict, end)
+}
+
+/// How the child ended, from why the watch ended, its last line and its exit status.
+fn ending(
+    verdict: Watched,
+    end: Option<Message>,
+    status: std::io::Result<std::process::ExitStatus>,
+    stderr_tail: String,
+) -> ChildEnd {
     match verdict {
         Err(None) => return ChildEnd::Interrupted,
         Err(Some(t)) => {

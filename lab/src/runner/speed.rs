@@ -15,11 +15,13 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Multiply-adds per trial: about half a millisecond at 1 ns each.
+/// Multiply-adds per trial: about half a millisecond on the lab's VM (figures:
+/// docs/design-figures.md), long enough to outlast a timer tick's noise.
 const OPS: u64 = 1 << 19;
 /// Trials per CPU; the fastest is kept (an interrupt only ever slows a trial).
 const TRIALS: usize = 3;
-/// Round trips per ping-pong trial: about a quarter of a millisecond at 130 ns each.
+/// Round trips per ping-pong trial: about a quarter of a millisecond on the lab's VM
+/// (figures: docs/design-figures.md).
 const ROUND_TRIPS: u64 = 2000;
 
 /// Nanoseconds per dependent multiply-add, averaged over the allowed CPUs (each the

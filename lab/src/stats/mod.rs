@@ -12,9 +12,11 @@
 //!   so that it is reported as two modes rather than averaged into one number.
 //! * [`pairing`]: rows paired within rounds into ratios, with the machine's phases set
 //!   apart.
+//! * [`percentiles`]: latency percentiles of sampled messages, and their merge over forks.
 
 pub mod interval;
 pub mod pairing;
+pub mod percentiles;
 
 use crate::results::Mode;
 pub use interval::{median_ci, median_ci_at, repeat_interval_at, repeat_samples_min, Interval};

@@ -18,8 +18,9 @@ pub fn probe_values<'a>(forks: impl IntoIterator<Item = &'a Fork>, probe: Probe)
 /// forks) and of ratios' (the repeat interval of a ratio's median over its rounds). A
 /// ratio's interval says where the next run's ratio will fall, which is what a user who
 /// runs the lab again checks; a 99% confidence interval of this run's median would miss
-/// the next run's median about one time in twenty per ratio (95–96% coverage at 19–27
-/// rounds) even on a steady machine.
+/// the next run's median about one time in twenty per ratio even on a steady machine (a
+/// property of the order statistics, computed, not measured: 95–97% coverage at an odd
+/// 19–27 rounds; `stats::interval`'s tests check it).
 pub const RESULT_COVERAGE: f64 = 0.99;
 
 /// The half-width an interval may have, relative to its median, before it is unstable.
@@ -105,6 +106,13 @@ pub fn in_phase(f: &Fork, usual: Option<f64>) -> bool {
         (Some(x), Some(u)) if u > 0.0 => x <= u * PHASE_FACTOR && x >= u / PHASE_FACTOR,
         _ => true,
     })
+}
+
+/// Per round that both maps (round → value) have, how far `values` lies from `base` in
+/// percent, (value / base − 1) × 100, in round order; a round only one of them has is left
+/// out.
+pub fn change_pct_by_round(values: &BTreeMap<usize, f64>, base: &BTreeMap<usize, f64>) -> Vec<f64> {
+    values.iter().filter_map(|(round, v)| Some((v / base.get(round)? - 1.0) * 100.0)).collect()
 }
 
 fn ratio(row: &Row, base: &Row) -> Ratio {
@@ -198,6 +206,16 @@ mod tests {
             stderr_tail: None,
             detail: Map::new(),
         }
+    }
+
+    #[test]
+    fn changes_pair_values_by_round_and_skip_rounds_without_both() {
+        let values: BTreeMap<usize, f64> = [(0, 110.0), (2, 99.0), (3, 50.0)].into();
+        let base: BTreeMap<usize, f64> = [(0, 100.0), (1, 100.0), (3, 100.0)].into();
+        let got = change_pct_by_round(&values, &base);
+        assert_eq!(got.len(), 2, "rounds 0 and 3: {got:?}");
+        assert!((got[0] - 10.0).abs() < 1e-9 && (got[1] + 50.0).abs() < 1e-9, "{got:?}");
+        assert!(change_pct_by_round(&values, &BTreeMap::new()).is_empty());
     }
 
     #[test]

@@ -1,5 +1,8 @@
 //! Helpers the lab's end-to-end tests share: a fresh output folder, running the built
-//! binary, and its output for assertion messages.
+//! binary, the arguments of a tiny run, and its output for assertion messages.
+
+// Every test crate compiles this module and uses a part of it.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -15,6 +18,21 @@ pub fn out_dir(suite: &str, name: &str) -> PathBuf {
 /// Runs the built `lab` binary with `args` and waits for it.
 pub fn lab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lab")).args(args).output().expect("run lab")
+}
+
+/// A tiny run's arguments: `experiment`, `--rounds rounds`, one measured run per fork and
+/// no warm-up, then `extra`.
+pub fn tiny<'a>(experiment: &'a str, rounds: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![experiment, "--rounds", rounds, "--runs", "1", "--warmup", "0"];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// [`tiny`] without the untimed passes (`--heap off --trace off`), then `extra`.
+pub fn tiny_no_passes<'a>(experiment: &'a str, rounds: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = tiny(experiment, rounds, &["--heap", "off", "--trace", "off"]);
+    args.extend_from_slice(extra);
+    args
 }
 
 /// Exit code, stdout and stderr of a run, for assertion messages.

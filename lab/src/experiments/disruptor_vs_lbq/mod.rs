@@ -12,11 +12,12 @@ use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished};
-use crate::measure::harness::{self, CellOutput, CellSpec, Latency, PAYLOADS};
+use crate::measure::harness::{self, CellOutput, CellSpec, PAYLOADS};
 use crate::measure::variants::{self, WAITS};
 use crate::profile::counters::{self, RunCounters, Values};
 use crate::protocol::Ctx;
 use crate::results::{Chart, FileLink, Results, Row, Status, Table};
+use crate::stats::percentiles::Percentiles;
 use crate::units::{fmt_num, group};
 use crate::units::{parse_list, parse_producers};
 use clap::Args;
@@ -653,23 +654,8 @@ fn counters_of(
 }
 
 /// Per percentile, the median over forks (each fork's histogram covers its runs).
-fn latency_of(outs: &[&CellOutput]) -> Option<Latency> {
-    let ls: Vec<&Latency> = outs.iter().filter_map(|o| o.latency_ns.as_ref()).collect();
-    if ls.is_empty() {
-        return None;
-    }
-    let med = |f: fn(&Latency) -> f64| {
-        crate::stats::median(&ls.iter().map(|l| f(l)).collect::<Vec<_>>()).unwrap_or(0.0)
-    };
-    Some(Latency {
-        count: ls.iter().map(|l| l.count).sum(),
-        p50: med(|l| l.p50 as f64) as u64,
-        p90: med(|l| l.p90 as f64) as u64,
-        p99: med(|l| l.p99 as f64) as u64,
-        p999: med(|l| l.p999 as f64) as u64,
-        max: ls.iter().map(|l| l.max).max().unwrap_or(0),
-        mean: med(|l| l.mean),
-    })
+fn latency_of(outs: &[&CellOutput]) -> Option<Percentiles> {
+    Percentiles::median_over(outs.iter().filter_map(|o| o.latency_ns.as_ref()))
 }
 
 fn fill_row(
@@ -1022,7 +1008,7 @@ fn latency_table(r: &Results, every: u64) -> Table {
     );
     for x in &r.results {
         let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
-        t.rows.push(match x.detail::<Latency>("latency_ns") {
+        t.rows.push(match x.detail::<Percentiles>("latency_ns") {
             Some(l) => vec![
                 x.label.clone(),
                 p,
@@ -1228,7 +1214,8 @@ fn charts(r: &Results) -> Vec<Chart> {
         .collect();
     let mut lat = Vec::new();
     for l in &labels {
-        for (name, f) in [("p50", (|x: &Latency| x.p50) as fn(&Latency) -> u64), ("p99", |x| x.p99)]
+        for (name, f) in
+            [("p50", (|x: &Percentiles| x.p50) as fn(&Percentiles) -> u64), ("p99", |x| x.p99)]
         {
             let pts = r
                 .results
@@ -1238,7 +1225,7 @@ fn charts(r: &Results) -> Vec<Chart> {
                 .filter_map(|x| {
                     Some((
                         x.key_u64("producers")? as f64,
-                        f(&x.detail::<Latency>("latency_ns")?) as f64 / 1e3,
+                        f(&x.detail::<Percentiles>("latency_ns")?) as f64 / 1e3,
                     ))
                 })
                 .collect();

@@ -94,13 +94,9 @@ fn add_dump(g: &mut Gathered, o: &ModeOutcome, messages: u64) {
     }));
 }
 
-fn pct(mode_ms: f64, off_ms: f64) -> f64 {
-    (mode_ms / off_ms - 1.0) * 100.0
-}
-
 /// Per-round paired costs of `g` against `base`, percent, in rounds where both have one.
 fn paired(g: &ByRound, base: &ByRound) -> Vec<f64> {
-    g.iter().filter_map(|(round, m)| Some(pct(*m, *base.get(round)?))).collect()
+    crate::stats::pairing::change_pct_by_round(g, base)
 }
 
 /// Per round, the baseline a traced mode is paired with: the `off` fork's figure, or, where

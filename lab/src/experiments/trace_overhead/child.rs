@@ -48,7 +48,7 @@ pub struct RecordCost {
 
 fn per_call_ns(f: impl Fn(u64)) -> f64 {
     const CALLS: u64 = 20_000;
-    let mut reps: Vec<f64> = (0..7)
+    let reps: Vec<f64> = (0..7)
         .map(|_| {
             let t = Instant::now();
             for i in 0..CALLS {
@@ -57,8 +57,7 @@ fn per_call_ns(f: impl Fn(u64)) -> f64 {
             t.elapsed().as_nanos() as f64 / CALLS as f64
         })
         .collect();
-    reps.sort_by(f64::total_cmp);
-    reps[reps.len() / 2]
+    crate::stats::median(&reps).expect("7 repetitions")
 }
 
 /// Times the record path on this thread with whatever subscriber is installed (none: the

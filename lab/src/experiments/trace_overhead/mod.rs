@@ -22,26 +22,27 @@
 //!   the change of dynamics, not the recorder's cost.
 //!
 //! Every (workload, mode) is a cell; the runner runs every cell once per round (the shared
-//! `--rounds`, 200 by default: 100 left the interval's top at +3.3% in two runs of three,
-//! 200 decided it), each as a fresh fork, the order rotated round by round. By default only
-//! the deciding workload runs (4 cells, 800 forks); `--workloads locked-p2,ring-yielding-p1,ring-blocking-p2` adds the
-//! context ones (10 cells, 2,000 forks). A fork makes two warm-up runs and one measured run
-//! (this experiment's `--warmup 2 --runs 1` defaults): the lab VM has phases of a second or two in which the locked queue runs 2–3×
-//! faster (streaks of ~95 ms runs among ~240 ms ones, measured), so forks of several runs
-//! each straddled different phases, while single-run forks next to each other in time
-//! share theirs. A mode's cost in a round is its fork's best run time over the `off` fork's
-//! of the same round (`Fork::round`), − 1, or over the mean of both `off` forks' where the
-//! workload runs the A/A one (half the baseline's variance: on three runs of 60–100 rounds
-//! the interval narrowed from about 4.7–8.4 points wide to 2.3–6.1, the A/A control itself
-//! still off against off); the cost is the median over rounds, with a distribution-free
-//! confidence interval of that median (order statistics, ≥ 95%, from 6 rounds on: fewer
-//! rounds are refused). The target (flight ≤ 3%, JFR states 1–2%) is met when the interval
-//! lies at or below 3%, not met when above, else UNDECIDED: also when the A/A control's
-//! interval misses 0, when a row of the deciding workload did not pass its checks, and when
-//! the whole interval lies below 0 (tracing made the workload faster: changed dynamics, not
-//! a cost). The harness's consumer loop has one shape for traced and untraced runs (a
-//! traced child with no recorder measured +0.0% [−2.4, +3.3] against off); with a loop of
-//! its own the traced path had cost about 2%.
+//! `--rounds`, 200 by default: 100 left the interval's top above the target in most runs,
+//! 200 decided it: figures: docs/design-figures.md), each as a fresh fork, the order
+//! rotated round by round. By default only the deciding workload runs (4 cells, 800 forks);
+//! `--workloads locked-p2,ring-yielding-p1,ring-blocking-p2` adds the context ones (10
+//! cells, 2,000 forks). A fork makes two warm-up runs and one measured run (this
+//! experiment's `--warmup 2 --runs 1` defaults): the lab VM has phases of a second or two
+//! in which the locked queue runs several times faster (figures: docs/design-figures.md),
+//! so forks of several runs each straddled different phases, while single-run forks next to
+//! each other in time share theirs. A mode's cost in a round is its fork's best run time
+//! over the `off` fork's of the same round (`Fork::round`), − 1, or over the mean of both
+//! `off` forks' where the workload runs the A/A one (half the baseline's variance, and a
+//! narrower interval: figures: docs/design-figures.md; the A/A control itself still off
+//! against off); the cost is the median over rounds, with a distribution-free confidence
+//! interval of that median (order statistics, ≥ 95%, from 6 rounds on: fewer rounds are
+//! refused). The target (flight ≤ 3%, JFR states 1–2%) is met when the interval lies at or
+//! below 3%, not met when above, else UNDECIDED: also when the A/A control's interval
+//! misses 0, when a row of the deciding workload did not pass its checks, and when the
+//! whole interval lies below 0 (tracing made the workload faster: changed dynamics, not a
+//! cost). The harness's consumer loop has one shape for traced and untraced runs (a traced
+//! child with no recorder then cost nothing that showed against off), where a loop of its
+//! own had made the traced path cost more (figures: docs/design-figures.md).
 //!
 //! Beside the measured cost stands a predicted one, independent of the workload's dynamics:
 //! each fork times the record path in-process after its runs ([`record_cost`]: ns per
