@@ -14,6 +14,7 @@
 //! * [`cli`]: one clap tree; each experiment's subcommand is built from its own `Args` and
 //!   the [`experiment::Shared`] options (`--out`, `--rounds`, `--runs`, `--warmup`,
 //!   `--trace`, `--heap`, `--timeout`).
+//! * [`error`]: the one error type; its kind carries the exit code (2, 1, 130).
 //! * [`experiment`]: the [`experiment::Experiment`] trait (typed options, a plan of cells,
 //!   `run_cell` in the child, `analyse` in the parent) and what a run hands back to it.
 //! * [`pipeline`]: the one flow parse → plan → run → assemble → analyse → emit, and
@@ -57,6 +58,7 @@
 pub mod cli;
 pub mod compare;
 pub mod envinfo;
+pub mod error;
 pub mod experiment;
 pub mod experiments;
 pub mod measure;
