@@ -6,7 +6,7 @@
 //! lies outside the other's interval: neither run looks like a repeat of the other. Exit 1
 //! when a change was found (so CI can gate on it), 0 otherwise.
 
-use crate::experiment::Failure;
+use crate::error::Error;
 use crate::results::{Ratio, Results, Row, Status, SCHEMA_VERSION};
 use crate::stats::pairing::{probe_values, Probe};
 use crate::units::fmt_num;
@@ -21,22 +21,22 @@ fn results_file(p: &Path) -> PathBuf {
 }
 
 /// Reads a results.json of this schema version; a one-line error otherwise.
-pub fn load(p: &Path) -> Result<Results, Failure> {
+pub fn load(p: &Path) -> Result<Results, Error> {
     let file = results_file(p);
     let text = std::fs::read_to_string(&file)
-        .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", file.display())))?;
+        .map_err(|e| Error::Usage(format!("cannot read {}: {e}", file.display())))?;
     let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| Failure::Usage(format!("{} is not JSON: {e}", file.display())))?;
+        .map_err(|e| Error::Usage(format!("{} is not JSON: {e}", file.display())))?;
     match v.get("schema_version").and_then(|x| x.as_u64()) {
         None => {
-            return Err(Failure::Usage(format!(
+            return Err(Error::Usage(format!(
                 "{} was written before results.json had a schema_version (an older lab); \
                  re-run its experiment to compare it",
                 file.display()
             )))
         }
         Some(n) if n != u64::from(SCHEMA_VERSION) => {
-            return Err(Failure::Usage(format!(
+            return Err(Error::Usage(format!(
                 "{} has schema_version {n}; this lab reads version {SCHEMA_VERSION}",
                 file.display()
             )))
@@ -44,7 +44,7 @@ pub fn load(p: &Path) -> Result<Results, Failure> {
         Some(_) => {}
     }
     serde_json::from_value(v)
-        .map_err(|e| Failure::Usage(format!("{} is not a lab results.json: {e}", file.display())))
+        .map_err(|e| Error::Usage(format!("{} is not a lab results.json: {e}", file.display())))
 }
 
 /// How `b` stands against `a`.
@@ -120,11 +120,11 @@ fn probe_median(r: &Results, probe: Probe) -> Option<f64> {
 }
 
 /// `lab compare A B`.
-pub fn compare(a: &Path, b: &Path) -> Result<i32, Failure> {
+pub fn compare(a: &Path, b: &Path) -> Result<i32, Error> {
     let ra = load(a)?;
     let rb = load(b)?;
     if ra.experiment != rb.experiment {
-        return Err(Failure::Usage(format!(
+        return Err(Error::Usage(format!(
             "cannot compare different experiments: {} vs {}",
             ra.experiment, rb.experiment
         )));
@@ -257,11 +257,11 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Failure> {
 }
 
 /// `lab report DIR`: the tables, report.md and report.html again from results.json.
-pub fn report_again(dir: &Path) -> Result<i32, Failure> {
+pub fn report_again(dir: &Path) -> Result<i32, Error> {
     let r = load(dir)?;
     let file = results_file(dir);
     let folder = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    crate::report::emit(&r, &folder, false).map_err(Failure::Io)?;
+    crate::report::emit(&r, &folder, false).map_err(Error::Failed)?;
     Ok(0)
 }
 

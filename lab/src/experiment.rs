@@ -22,27 +22,6 @@ use std::fmt::Debug;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// How a command ends badly.
-#[derive(Debug)]
-pub enum Failure {
-    /// Bad input: one line, exit 2.
-    Usage(String),
-    /// A file could not be written or read after measuring: one line, exit 1.
-    Io(String),
-}
-
-impl From<String> for Failure {
-    fn from(s: String) -> Self {
-        Failure::Usage(s)
-    }
-}
-
-impl From<&str> for Failure {
-    fn from(s: &str) -> Self {
-        Failure::Usage(s.to_string())
-    }
-}
-
 /// A count or size on the command line: `1000`, `1M`, `64Ki`.
 pub fn size(s: &str) -> Result<u64, String> {
     parse_size(s)

@@ -13,6 +13,7 @@
 //! arrows between modules point one way (`scripts/import-circles.py` checks it in CI):
 //!
 //! * [`cli`]: the clap tree (`lab <experiment>`, list, env, compare, report, view) and the hidden child entry.
+//! * [`error`]: the one error type; its kind carries the exit code (2 bad input, 1 failed, 130 interrupted).
 //! * [`experiment`]: the [`experiment::Experiment`] trait, its shared options and what a run hands back to it.
 //! * [`pipeline`]: the one flow parse → plan → run → assemble → analyse → emit, and experiments behind their names.
 //! * [`runner`]: forks in interleaved rounds, the watchdog, process groups, Ctrl-C, the machine probes, the untimed passes.
@@ -49,6 +50,7 @@
 
 pub mod cli;
 pub mod compare;
+pub mod error;
 pub mod experiment;
 pub mod experiments;
 pub mod machine;

@@ -2,8 +2,9 @@
 //! assemble the generic rows and ratios → the experiment's `analyse` → emit (the report
 //! writer). [`Registered`] is an experiment behind its name, for the CLI and the registry.
 
+use crate::error::Error;
+use crate::experiment::{Experiment, Finished, Plan, Shared, Switch, TraceMode};
 use crate::machine::Environment;
-use crate::experiment::{Experiment, Failure, Finished, Plan, Shared, Switch, TraceMode};
 use crate::protocol::{ChildSpec, Ctx};
 use crate::results::{self, Results, Row, Status};
 use crate::runner;
@@ -21,7 +22,7 @@ pub trait Registered: Sync {
     /// Its clap command (its options and the shared ones, with its defaults).
     fn command(&self) -> clap::Command;
     /// Runs it from parsed options; returns the exit code.
-    fn run(&self, m: &ArgMatches) -> Result<i32, Failure>;
+    fn run(&self, m: &ArgMatches) -> Result<i32, Error>;
     /// Runs one cell in this process (a child); returns the outcome as JSON.
     fn child(&self, spec: &ChildSpec, ctx: &mut Ctx) -> Result<Value, String>;
 }
@@ -79,15 +80,17 @@ impl<E: Experiment> Registered for Entry<E> {
             })
     }
 
-    fn run(&self, m: &ArgMatches) -> Result<i32, Failure> {
-        let shared = Shared::from_arg_matches(m).map_err(|e| first_line(&e.to_string()))?;
-        let args = E::Args::from_arg_matches(m).map_err(|e| first_line(&e.to_string()))?;
+    fn run(&self, m: &ArgMatches) -> Result<i32, Error> {
+        let usage = |e: clap::Error| Error::Usage(first_line(&e.to_string()));
+        let shared = Shared::from_arg_matches(m).map_err(usage)?;
+        let args = E::Args::from_arg_matches(m).map_err(usage)?;
         for (what, v) in [("rounds", shared.rounds), ("runs", shared.runs)] {
             if v == 0 {
-                return Err(format!("--{what} must be at least 1 (got 0)").into());
+                return Err(Error::Usage(format!("--{what} must be at least 1 (got 0)")));
             }
         }
-        let plan = E::plan(&args, &shared)?;
+        // A plan rejects bad options and combinations of them: bad input.
+        let plan = E::plan(&args, &shared).map_err(Error::Usage)?;
         let (dir, default_location) = choose_run_dir(shared.out.as_deref(), E::NAME);
         check_writable(&dir)?;
         // Children that write into the run folder from a timed fork find it here.
@@ -96,8 +99,8 @@ impl<E: Experiment> Registered for Entry<E> {
         let finished = runner::run::<E>(&plan, &shared, &dir);
         let mut out = assemble::<E>(&args, &shared, &plan, env, &finished);
         E::analyse(&args, &finished, &mut out);
-        crate::report::emit(&out, &dir, default_location).map_err(Failure::Io)?;
-        Ok(exit_code(&out, &finished))
+        crate::report::emit(&out, &dir, default_location).map_err(Error::Failed)?;
+        outcome(&out, &finished)
     }
 
     fn child(&self, spec: &ChildSpec, ctx: &mut Ctx) -> Result<Value, String> {
@@ -112,17 +115,16 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_string()
 }
 
-fn exit_code<E: Experiment>(out: &Results, run: &Finished<E>) -> i32 {
+/// How a run that wrote its files ends: interrupted, a row that did not pass, or success.
+fn outcome<E: Experiment>(out: &Results, run: &Finished<E>) -> Result<i32, Error> {
     if run.interrupted {
-        eprintln!("lab: interrupted; what finished is written");
-        return 130;
+        return Err(Error::Interrupted);
     }
     let bad = out.results.iter().filter(|r| r.status != Status::Ok).count();
     if bad > 0 {
-        eprintln!("lab: {bad} row(s) did not pass (see the tables)");
-        return 1;
+        return Err(Error::Failed(format!("{bad} row(s) did not pass (see the tables)")));
     }
-    0
+    Ok(crate::error::SUCCESS)
 }
 
 fn environment<C>(shared: &Shared, plan: &Plan<C>) -> Environment {
@@ -271,9 +273,10 @@ pub fn choose_run_dir(out: Option<&Path>, experiment: &str) -> (PathBuf, bool) {
     }
 }
 
-fn check_writable(dir: &Path) -> Result<(), Failure> {
+/// The `--out` folder, before measuring starts: one that cannot be written is bad input.
+fn check_writable(dir: &Path) -> Result<(), Error> {
     let fail = |e: std::io::Error| {
-        Failure::Usage(format!("cannot write to output folder {}: {e}", dir.display()))
+        Error::Usage(format!("cannot write to output folder {}: {e}", dir.display()))
     };
     std::fs::create_dir_all(dir).map_err(fail)?;
     let probe = dir.join(".lab-write-probe");

@@ -14,6 +14,7 @@
 //! Runs until Ctrl-C, or for `--for <secs>` / `--requests <n>` (used by the tests). A port in
 //! use is one line on stderr and exit code 2.
 
+use crate::error::Error;
 use crate::report::links::{
     encode_path, html_escape, kind, perfetto_link, FileKind, DEFAULT_PORT, PERFETTO_ORIGIN,
 };
@@ -99,39 +100,43 @@ fn listing(dir: &Path) -> Vec<String> {
     v
 }
 
-/// `lab view`: returns the exit code, or a one-line error (exit 2).
-pub fn run(a: ViewArgs) -> Result<i32, String> {
+/// `lab view`: returns the exit code, or a one-line error: a folder, file or port that
+/// cannot be served is bad input (exit 2); the server failing once started, exit 1.
+pub fn run(a: ViewArgs) -> Result<i32, Error> {
     let (dir, focus) = match &a.target {
         Some(t) if t.is_dir() => (t.clone(), None),
         Some(t) if t.is_file() => {
             let dir = t.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             (dir.to_path_buf(), t.file_name().and_then(|n| n.to_str()).map(str::to_string))
         }
-        Some(t) => return Err(format!("no such file or folder: {}", t.display())),
+        Some(t) => return Err(Error::Usage(format!("no such file or folder: {}", t.display()))),
         None => {
             let traces = crate::machine::workspace_root().join("traces");
             let d = newest_run(&traces).ok_or_else(|| {
-                format!(
+                Error::Usage(format!(
                     "no run folder (with a results.json) under {}; run an experiment first \
                      (e.g. `lab disruptor-vs-lbq`) or name a folder",
                     traces.display()
-                )
+                ))
             })?;
             (d, None)
         }
     };
-    let root = dir.canonicalize().map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
+    let root = dir
+        .canonicalize()
+        .map_err(|e| Error::Usage(format!("cannot open {}: {e}", dir.display())))?;
     let listener = match TcpListener::bind(("127.0.0.1", a.port)) {
         Ok(l) => l,
         Err(e) if e.kind() == io::ErrorKind::AddrInUse => {
-            return Err(format!(
+            return Err(Error::Usage(format!(
                 "port {} on 127.0.0.1 is in use (another `lab view`?); stop it or pass --port",
                 a.port
-            ))
+            )))
         }
-        Err(e) => return Err(format!("cannot listen on 127.0.0.1:{}: {e}", a.port)),
+        Err(e) => return Err(Error::Usage(format!("cannot listen on 127.0.0.1:{}: {e}", a.port))),
     };
-    let port = listener.local_addr().map_err(|e| format!("listening socket: {e}"))?.port();
+    let port =
+        listener.local_addr().map_err(|e| Error::Failed(format!("listening socket: {e}")))?.port();
     let files = listing(&root);
     let mut out = String::new();
     out += &format!("lab view: serving {} on http://127.0.0.1:{port}/\n", root.display());
@@ -163,7 +168,8 @@ pub fn run(a: ViewArgs) -> Result<i32, String> {
         }
     }
     let deadline = a.for_secs.map(|s| Instant::now() + Duration::from_secs(s));
-    serve(&listener, &root, deadline, a.requests).map_err(|e| format!("server: {e}"))?;
+    serve(&listener, &root, deadline, a.requests)
+        .map_err(|e| Error::Failed(format!("server: {e}")))?;
     say("lab view: stopped\n");
     Ok(0)
 }

@@ -63,7 +63,10 @@ fn a_planted_circle_and_a_generic_stage_naming_an_experiment_fail() {
 
     let d = tree(
         "generic",
-        &[("runner/mod.rs", "use crate::experiments::Foo;\n"), ("experiments/mod.rs", "pub struct Foo;\n")],
+        &[
+            ("runner/mod.rs", "use crate::experiments::Foo;\n"),
+            ("experiments/mod.rs", "pub struct Foo;\n"),
+        ],
     );
     let o = script("import-circles.py", &[d.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", say(&o));
@@ -93,7 +96,10 @@ fn no_function_in_lab_is_over_120_lines() {
 #[test]
 fn a_planted_long_function_fails_and_braces_in_strings_do_not_count() {
     let body: String = (0..125).map(|i| format!("    let _x{i} = \"}}{{\";\n")).collect();
-    let d = tree("long", &[("a.rs", &format!("fn long() {{\n{body}}}\n\nfn short() {{\n    '}}';\n}}\n"))]);
+    let d = tree(
+        "long",
+        &[("a.rs", &format!("fn long() {{\n{body}}}\n\nfn short() {{\n    '}}';\n}}\n"))],
+    );
     let o = script("long-functions.py", &[d.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", say(&o));
     assert!(say(&o).contains("fn long is 127 lines"), "{}", say(&o));

@@ -7,9 +7,9 @@
 
 pub mod child;
 
-use crate::machine::Environment;
-use crate::experiment::Failure;
+use crate::error::Error;
 use crate::experiments;
+use crate::machine::Environment;
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 use std::path::PathBuf;
 
@@ -67,20 +67,22 @@ pub fn command() -> Command {
     cmd.subcommands(experiment_commands())
 }
 
-/// The entry point of the `lab` binary; returns the exit code.
+/// The entry point of the `lab` binary; returns the exit code. The one place an
+/// [`Error`] becomes its line on stderr and its exit code.
 pub fn main() -> i32 {
-    let m = match command().try_get_matches() {
-        Ok(m) => m,
+    let result = match command().try_get_matches() {
+        Ok(m) => dispatch(&m),
         Err(e) => {
             use clap::error::ErrorKind;
-            return match e.kind() {
+            match e.kind() {
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
                     let _ = e.print();
-                    0
+                    Ok(crate::error::SUCCESS)
                 }
                 ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    // The help is the message (on stderr); the code is bad input's.
                     let _ = e.print();
-                    2
+                    return Error::Usage(String::new()).exit_code();
                 }
                 ErrorKind::InvalidSubcommand => {
                     use clap::error::{ContextKind, ContextValue};
@@ -88,28 +90,20 @@ pub fn main() -> i32 {
                         Some(ContextValue::String(s)) => s.clone(),
                         _ => String::new(),
                     };
-                    eprintln!(
-                        "lab: {} (commands: list, env, compare, report, view, run)",
+                    Err(Error::Usage(format!(
+                        "{} (commands: list, env, compare, report, view, run)",
                         experiments::unknown(&name)
-                    );
-                    2
+                    )))
                 }
-                _ => {
-                    eprintln!("lab: {}", one_line(&e.to_string()));
-                    2
-                }
-            };
+                _ => Err(Error::Usage(one_line(&e.to_string()))),
+            }
         }
     };
-    match dispatch(&m) {
+    match result {
         Ok(code) => code,
-        Err(Failure::Usage(msg)) => {
-            eprintln!("lab: {msg}");
-            2
-        }
-        Err(Failure::Io(msg)) => {
-            eprintln!("lab: {msg}");
-            1
+        Err(e) => {
+            eprintln!("lab: {e}");
+            e.exit_code()
         }
     }
 }
@@ -132,9 +126,9 @@ fn one_line(text: &str) -> String {
     }
 }
 
-fn dispatch(m: &ArgMatches) -> Result<i32, Failure> {
+fn dispatch(m: &ArgMatches) -> Result<i32, Error> {
     let (name, sub) = m.subcommand().expect("a subcommand is required");
-    let parse = |e: clap::Error| Failure::Usage(e.to_string());
+    let parse = |e: clap::Error| Error::Usage(e.to_string());
     match name {
         "list" => {
             list();
@@ -154,7 +148,7 @@ fn dispatch(m: &ArgMatches) -> Result<i32, Failure> {
         }
         "view" => {
             let v = crate::view::ViewArgs::from_arg_matches(sub).map_err(parse)?;
-            crate::view::run(v).map_err(Failure::Usage)
+            crate::view::run(v)
         }
         "__child" => {
             let spec = sub.get_one::<String>("spec").expect("required");
@@ -168,8 +162,8 @@ fn dispatch(m: &ArgMatches) -> Result<i32, Failure> {
     }
 }
 
-fn run_experiment(name: &str, m: &ArgMatches) -> Result<i32, Failure> {
-    let e = experiments::find(name).ok_or_else(|| Failure::Usage(experiments::unknown(name)))?;
+fn run_experiment(name: &str, m: &ArgMatches) -> Result<i32, Error> {
+    let e = experiments::find(name).ok_or_else(|| Error::Usage(experiments::unknown(name)))?;
     e.run(m)
 }
 

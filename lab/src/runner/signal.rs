@@ -31,7 +31,7 @@ pub fn install() {
                     kill_all();
                     if again {
                         eprintln!("lab: interrupted twice; exiting now");
-                        std::process::exit(130);
+                        std::process::exit(crate::error::Error::Interrupted.exit_code());
                     }
                     eprintln!(
                         "lab: interrupted; stopping and writing what finished (again to quit now)"
