@@ -129,9 +129,38 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Error> {
             ra.experiment, rb.experiment
         )));
     }
+    let (rows, mut changed) = row_table(&ra, &rb);
+    println!(
+        "{} — a: {} ({}), b: {} ({})",
+        ra.experiment,
+        a.display(),
+        ra.environment.git_commit,
+        b.display(),
+        rb.environment.git_commit
+    );
+    println!("{rows}");
+    let (ratios, n, ratio_changes) = ratio_table(&ra, &rb);
+    changed += ratio_changes;
+    if n > 0 {
+        println!("{ratios}");
+    }
+    for note in notes(&ra, &rb) {
+        println!("note: {note}");
+    }
+    println!("{changed} change(s) beyond both runs' intervals.");
+    Ok(i32::from(changed > 0))
+}
+
+fn condensed(header: Vec<&str>) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t.set_header(vec![
+    t.set_header(header);
+    t
+}
+
+/// Row against row (matched by label and key): the table and how many changed.
+fn row_table(ra: &Results, rb: &Results) -> (comfy_table::Table, usize) {
+    let mut t = condensed(vec![
         "row",
         "group",
         "a: score [interval]",
@@ -184,19 +213,14 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Error> {
             "–".into(),
         ]);
     }
-    println!(
-        "{} — a: {} ({}), b: {} ({})",
-        ra.experiment,
-        a.display(),
-        ra.environment.git_commit,
-        b.display(),
-        rb.environment.git_commit
-    );
-    println!("{t}");
-    let mut rt = comfy_table::Table::new();
-    rt.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    rt.set_header(vec!["ratio", "group", "a", "b", "change"]);
-    let mut ratios = 0;
+    (t, changed)
+}
+
+/// Ratio against ratio (matched by variant, baseline and group): the table, how many
+/// ratios both runs have, and how many changed.
+fn ratio_table(ra: &Results, rb: &Results) -> (comfy_table::Table, usize, usize) {
+    let mut rt = condensed(vec!["ratio", "group", "a", "b", "change"]);
+    let (mut ratios, mut changed) = (0, 0);
     for x in &ra.ratios {
         let Some(y) = rb
             .ratios
@@ -218,42 +242,47 @@ pub fn compare(a: &Path, b: &Path) -> Result<i32, Error> {
             word(c).into(),
         ]);
     }
-    if ratios > 0 {
-        println!("{rt}");
-    }
+    (rt, ratios, changed)
+}
+
+/// What differed between the runs besides their scores: options, CPU, machine probes.
+fn notes(ra: &Results, rb: &Results) -> Vec<String> {
+    let mut out = Vec::new();
     let options = |r: &Results| {
         let mut c = r.config.clone();
         c["shared"]["out"] = serde_json::Value::Null;
         c
     };
-    if options(&ra) != options(&rb) {
-        println!("note: the runs' options differ (see config in each results.json); scores are compared as they are.");
+    if options(ra) != options(rb) {
+        out.push(
+            "the runs' options differ (see config in each results.json); scores are compared as they are."
+                .to_string(),
+        );
     }
     if ra.environment.cpu_model != rb.environment.cpu_model {
-        println!(
-            "note: different CPUs: {} vs {}",
+        out.push(format!(
+            "different CPUs: {} vs {}",
             ra.environment.cpu_model, rb.environment.cpu_model
-        );
+        ));
     }
     let probes: [(&str, Probe); 2] = [
         ("speed probe (ns per multiply-add)", |d| d.cpu_ns_per_op),
         ("ping-pong between two CPUs (ns per round trip)", |d| d.cpu_ping_pong_ns),
     ];
     for (what, probe) in probes {
-        if let (Some(x), Some(y)) = (probe_median(&ra, probe), probe_median(&rb, probe)) {
+        if let (Some(x), Some(y)) = (probe_median(ra, probe), probe_median(rb, probe)) {
             let d = y / x - 1.0;
             if d.abs() >= PROBE_NOTE {
-                println!(
-                    "note: the machine differed: {what} a {x:.3}, b {y:.3} (b {:.0}% {}); \
+                out.push(format!(
+                    "the machine differed: {what} a {x:.3}, b {y:.3} (b {:.0}% {}); \
                      what spins moves with it more than what sleeps.",
                     d.abs() * 100.0,
                     if d > 0.0 { "slower" } else { "faster" }
-                );
+                ));
             }
         }
     }
-    println!("{changed} change(s) beyond both runs' intervals.");
-    Ok(i32::from(changed > 0))
+    out
 }
 
 /// `lab report DIR`: the tables, report.md and report.html again from results.json.
