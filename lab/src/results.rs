@@ -170,9 +170,20 @@ impl Row {
         self.key.get(k).and_then(Value::as_u64)
     }
 
-    /// A detail field, deserialised.
-    pub fn detail<T: serde::de::DeserializeOwned>(&self, k: &str) -> Option<T> {
-        self.detail.get(k).and_then(|v| serde_json::from_value(v.clone()).ok())
+    /// Sets the experiment's own fields from its typed detail (a struct whose fields become
+    /// keys of the row, beside the envelope's), replacing those keys where they are set.
+    pub fn set_detail<T: Serialize>(&mut self, d: &T) {
+        match serde_json::to_value(d) {
+            Ok(Value::Object(m)) => self.detail.extend(m),
+            Ok(other) => panic!("a row's detail must serialise to an object, not {other}"),
+            Err(e) => panic!("a row's detail does not serialise: {e}"),
+        }
+    }
+
+    /// The experiment's own fields as its typed detail (`None` when they do not read as
+    /// one: another experiment's row, or a field of the wrong type).
+    pub fn typed_detail<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        serde_json::from_value(Value::Object(self.detail.clone())).ok()
     }
 
     /// The valid forks' scores.

@@ -233,7 +233,7 @@ impl Experiment for AllocPooledVsUnpooled {
             vec![x.label.clone(), x.key_u64("size").map_or("?".into(), |s| s.to_string())]
         }));
         for x in &out.results {
-            if let Some(f) = x.detail::<String>("heap_file") {
+            if let Some(f) = detail(x).heap_file {
                 out.files.push(FileLink {
                     file: f,
                     what: format!("dhat heap profile (dh_view): {} {}", x.label, x.group),
@@ -249,27 +249,84 @@ impl Experiment for AllocPooledVsUnpooled {
     }
 }
 
+/// An `alloc-pooled-vs-unpooled` row's own fields in results.json (beside the row's
+/// envelope); results written before a field existed lack it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AllocDetail {
+    /// `pooled` or `unpooled`.
+    pub mode: String,
+    /// Buffer size, bytes.
+    pub size: usize,
+    /// Allocate + touch + free cycles per iteration.
+    pub ops_per_iteration: u64,
+    /// Every measured iteration of every valid fork, ops/ms.
+    pub ops_per_ms: Vec<f64>,
+    /// JMH's columns over those iterations.
+    pub summary: Option<Summary>,
+    /// Buffers the pool held after the last iteration (the most over forks).
+    pub pool_cached_after: Option<usize>,
+    /// The heap pass's dhat file, relative to the run folder.
+    pub heap_file: Option<String>,
+    /// The heap pass's figures.
+    pub heap: Option<AllocHeap>,
+}
+
+/// The heap pass of a row (dhat; warm-up and measured iterations profiled).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AllocHeap {
+    /// The dhat file, relative to the run folder.
+    pub file: String,
+    /// Allocations.
+    pub total_blocks: u64,
+    /// Bytes allocated.
+    pub total_bytes: u64,
+    /// Peak live bytes.
+    pub max_bytes: u64,
+    /// Allocations per op.
+    pub blocks_per_op: f64,
+    /// Bytes allocated per op.
+    pub bytes_per_op: f64,
+    /// Ops profiled.
+    pub ops: f64,
+    /// Whether every profiled iteration passed its check.
+    pub valid: bool,
+}
+
+/// A row's typed detail (the default for a row that has none).
+fn detail(x: &Row) -> AllocDetail {
+    x.typed_detail().unwrap_or_default()
+}
+
 fn fill_row(row: &mut Row, rec: &CellRecord<AllocPooledVsUnpooled>) {
     let c = &rec.plan.cell;
     let xs: Vec<f64> = rec.outcomes().flat_map(|o| o.runs.iter().map(|r| r.ops_per_ms)).collect();
-    let d = &mut row.detail;
-    d.insert("mode".into(), json!(c.mode.name()));
-    d.insert("size".into(), json!(c.size));
-    d.insert("ops_per_iteration".into(), json!(c.ops));
-    d.insert("ops_per_ms".into(), json!(xs));
-    d.insert("summary".into(), json!(Summary::of(&xs)));
-    d.insert("pool_cached_after".into(), json!(rec.outcomes().map(|o| o.pool_cached_after).max()));
     let heap = rec.heap.as_ref().and_then(|h| {
         let (Ok(o), Some(t), true) = (&h.result, h.heap, h.file_written) else { return None };
         // Every iteration of the heap child, warm-ups included, ran under the profiler.
         let ops = (c.ops * (o.warmup.len() + o.runs.len()) as u64).max(1) as f64;
-        Some(json!({"file": h.file, "total_blocks": t.total_blocks, "total_bytes": t.total_bytes,
-                    "max_bytes": t.max_bytes, "blocks_per_op": t.total_blocks as f64 / ops,
-                    "bytes_per_op": t.total_bytes as f64 / ops, "ops": ops,
-                    "valid": o.failure().is_none()}))
+        Some(AllocHeap {
+            file: h.file.clone(),
+            total_blocks: t.total_blocks,
+            total_bytes: t.total_bytes,
+            max_bytes: t.max_bytes,
+            blocks_per_op: t.total_blocks as f64 / ops,
+            bytes_per_op: t.total_bytes as f64 / ops,
+            ops,
+            valid: o.failure().is_none(),
+        })
     });
-    d.insert("heap_file".into(), json!(heap.as_ref().map(|h| h["file"].clone())));
-    d.insert("heap".into(), json!(heap));
+    row.set_detail(&AllocDetail {
+        mode: c.mode.name().to_string(),
+        size: c.size,
+        ops_per_iteration: c.ops,
+        summary: Summary::of(&xs),
+        ops_per_ms: xs,
+        pool_cached_after: rec.outcomes().map(|o| o.pool_cached_after).max(),
+        heap_file: heap.as_ref().map(|h| h.file.clone()),
+        heap,
+    });
 }
 
 fn jmh_table(a: &AllocArgs, r: &Results) -> Table {
@@ -280,7 +337,7 @@ fn jmh_table(a: &AllocArgs, r: &Results) -> Table {
     for x in &r.results {
         let size = x.key_u64("size").map_or("?".into(), |s| s.to_string());
         let mut line = vec![format!("{}Allocation", x.label), size, "thrpt".into()];
-        match x.detail::<Summary>("summary").filter(|_| x.status == Status::Ok) {
+        match detail(x).summary.filter(|_| x.status == Status::Ok) {
             Some(s) => {
                 let f = |v: f64| format!("{v:.3}");
                 line.extend([
@@ -334,20 +391,17 @@ fn heap_table(r: &Results) -> Option<Table> {
         ],
     );
     for x in &r.results {
-        let Some(h) = x.detail::<serde_json::Value>("heap").filter(|h| !h.is_null()) else {
-            continue;
-        };
-        let n = |k: &str| h[k].as_f64().unwrap_or(0.0);
+        let Some(h) = detail(x).heap else { continue };
         t.rows.push(vec![
             x.label.clone(),
             x.key_u64("size").map_or("?".into(), |s| s.to_string()),
-            format!("{:.0}", n("ops")),
-            format!("{:.0}", n("total_blocks")),
-            format!("{:.0}", n("total_bytes")),
-            format!("{:.0}", n("max_bytes")),
-            format!("{:.4}", n("blocks_per_op")),
-            format!("{:.1}", n("bytes_per_op")),
-            if h["valid"] == true { "ok".into() } else { "INVALID".into() },
+            format!("{:.0}", h.ops),
+            format!("{:.0}", h.total_blocks as f64),
+            format!("{:.0}", h.total_bytes as f64),
+            format!("{:.0}", h.max_bytes as f64),
+            format!("{:.4}", h.blocks_per_op),
+            format!("{:.1}", h.bytes_per_op),
+            if h.valid { "ok".into() } else { "INVALID".into() },
         ]);
     }
     (!t.rows.is_empty()).then_some(t)

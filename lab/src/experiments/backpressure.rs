@@ -491,19 +491,69 @@ impl Experiment for BackpressureBuffer {
     }
 }
 
+/// A `backpressure-buffer` row's own fields in results.json (beside the row's envelope).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BackpressureDetail {
+    /// What the row is: one of the seed's cases or a grid cell (`kind`).
+    #[serde(flatten)]
+    pub case: CaseDetail,
+    /// The row's score: overflows per run, the median over forks.
+    pub overflows: Option<f64>,
+    /// Elements delivered, the median over valid runs.
+    pub delivered: Option<f64>,
+    /// The terminal signal of the first valid run.
+    pub terminal: Option<String>,
+    /// Every run of every fork.
+    pub runs: Vec<BpRun>,
+}
+
+/// The row's case, by `kind`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum CaseDetail {
+    /// One of the seed's cases.
+    Seed {
+        /// `sync-request-1` or `publish-on-1`.
+        case: String,
+        /// The overflow policy.
+        policy: String,
+        /// Overflows the reactive crate's tests expect.
+        expected_overflows: u64,
+        /// The terminal signal they expect.
+        expected_terminal: String,
+    },
+    /// A cell of the capacity × rate grid.
+    Grid {
+        /// Elements.
+        elements: u64,
+        /// Buffer capacity.
+        capacity: usize,
+        /// Producer rate / the consumer's nominal rate.
+        rate: f64,
+        /// The fluid model's overflows.
+        fluid_model: f64,
+        /// Wall time per delivered element, µs, the median over valid runs.
+        us_per_delivered: Option<f64>,
+    },
+}
+
 fn fill_row(row: &mut Row, rec: &CellRecord<BackpressureBuffer>) {
-    let runs: Vec<&BpRun> =
-        rec.forks.iter().filter_map(|f| f.outcome.as_ref()).flat_map(|o| o.runs.iter()).collect();
+    let runs: Vec<BpRun> = rec
+        .forks
+        .iter()
+        .filter_map(|f| f.outcome.as_ref())
+        .flat_map(|o| o.runs.iter().cloned())
+        .collect();
     let valid: Vec<&BpRun> = rec.outcomes().flat_map(|o| o.runs.iter()).collect();
-    let d = &mut row.detail;
-    match &rec.plan.cell.case {
+    let case = match &rec.plan.cell.case {
         Case::Seed { case, policy } => {
             let (want, terminal) = seed_expectation(case, policy);
-            d.insert("kind".into(), json!("seed"));
-            d.insert("case".into(), json!(case));
-            d.insert("policy".into(), json!(policy));
-            d.insert("expected_overflows".into(), json!(want));
-            d.insert("expected_terminal".into(), json!(terminal));
+            CaseDetail::Seed {
+                case: case.clone(),
+                policy: policy.clone(),
+                expected_overflows: want,
+                expected_terminal: terminal.to_string(),
+            }
         }
         Case::Grid { n, capacity, rate } => {
             let per: Vec<f64> = valid
@@ -512,23 +562,29 @@ fn fill_row(row: &mut Row, rec: &CellRecord<BackpressureBuffer>) {
                     Some(r.elapsed_ms? * 1e3 / r.outcome.as_ref()?.delivered.max(1) as f64)
                 })
                 .collect();
-            d.insert("kind".into(), json!("grid"));
-            d.insert("elements".into(), json!(n));
-            d.insert("capacity".into(), json!(capacity));
-            d.insert("rate".into(), json!(rate));
-            d.insert("fluid_model".into(), json!(fluid_model(*n, *capacity, *rate)));
-            d.insert("us_per_delivered".into(), json!(crate::stats::median(&per)));
+            CaseDetail::Grid {
+                elements: *n,
+                capacity: *capacity,
+                rate: *rate,
+                fluid_model: fluid_model(*n, *capacity, *rate),
+                us_per_delivered: crate::stats::median(&per),
+            }
         }
-    }
-    d.insert("overflows".into(), json!(row.score));
+    };
     let delivered: Vec<f64> =
         valid.iter().filter_map(|r| r.outcome.as_ref().map(|o| o.delivered as f64)).collect();
-    d.insert("delivered".into(), json!(crate::stats::median(&delivered)));
-    d.insert(
-        "terminal".into(),
-        json!(valid.first().and_then(|r| r.outcome.as_ref()).map(|o| o.terminal.clone())),
-    );
-    d.insert("runs".into(), json!(runs));
+    row.set_detail(&BackpressureDetail {
+        case,
+        overflows: row.score,
+        delivered: crate::stats::median(&delivered),
+        terminal: valid.first().and_then(|r| r.outcome.as_ref()).map(|o| o.terminal.clone()),
+        runs,
+    });
+}
+
+/// A row's typed detail, when it reads as one.
+fn detail(x: &Row) -> Option<BackpressureDetail> {
+    x.typed_detail()
 }
 
 fn seed_table(r: &Results) -> Table {
@@ -546,24 +602,33 @@ fn seed_table(r: &Results) -> Table {
     );
     for x in r.results.iter().filter(|x| x.group == "seed") {
         // Counts are medians (f64 in the detail): printed as whole numbers.
-        let s = |k: &str| match x.detail::<serde_json::Value>(k) {
-            Some(serde_json::Value::String(v)) => v,
-            Some(v) => v.as_f64().map_or(v.to_string(), |n| format!("{n:.0}")),
-            None => "–".into(),
+        let d = detail(x);
+        let (case, policy, expected) = match d.as_ref().map(|d| &d.case) {
+            Some(CaseDetail::Seed { case, policy, expected_overflows, .. }) => {
+                (case.clone(), policy.clone(), expected_overflows.to_string())
+            }
+            _ => ("–".into(), "–".into(), "–".into()),
         };
+        let null = |v: Option<String>| v.unwrap_or_else(|| "null".into());
         let ok = x.status == Status::Ok;
         t.rows.push(vec![
-            s("case"),
-            s("policy"),
+            case,
+            policy,
             x.status.word().into(),
             if ok {
                 x.score.map_or("–".into(), |v| format!("{v:.0}"))
             } else {
                 x.error.clone().unwrap_or_default()
             },
-            if ok { s("delivered") } else { "–".into() },
-            if ok { s("terminal") } else { "–".into() },
-            s("expected_overflows"),
+            match d.as_ref().filter(|_| ok) {
+                Some(d) => null(d.delivered.map(|n| format!("{n:.0}"))),
+                None => "–".into(),
+            },
+            match d.as_ref().filter(|_| ok) {
+                Some(d) => null(d.terminal.clone()),
+                None => "–".into(),
+            },
+            expected,
         ]);
     }
     t.note = Some(
@@ -605,13 +670,22 @@ fn grid_table(a: &BackpressureArgs, r: &Results) -> Table {
                     && x.key.get("rate").and_then(|v| v.as_f64()) == Some(rate)
             });
             line.push(match row {
-                Some(x) if x.status == Status::Ok => format!(
-                    "{} ({}; {} µs) [{:.0}]",
-                    x.score.map_or("–".into(), |v| format!("{v:.0}")),
-                    x.detail::<f64>("delivered").map_or("–".into(), |v| format!("{v:.0}")),
-                    x.detail::<f64>("us_per_delivered").map_or("–".into(), |v| format!("{v:.0}")),
-                    x.detail::<f64>("fluid_model").unwrap_or(0.0)
-                ),
+                Some(x) if x.status == Status::Ok => {
+                    let d = detail(x);
+                    let (us, fluid) = match d.as_ref().map(|d| &d.case) {
+                        Some(CaseDetail::Grid { us_per_delivered, fluid_model, .. }) => {
+                            (*us_per_delivered, *fluid_model)
+                        }
+                        _ => (None, 0.0),
+                    };
+                    format!(
+                        "{} ({}; {} µs) [{:.0}]",
+                        x.score.map_or("–".into(), |v| format!("{v:.0}")),
+                        d.and_then(|d| d.delivered).map_or("–".into(), |v| format!("{v:.0}")),
+                        us.map_or("–".into(), |v| format!("{v:.0}")),
+                        fluid
+                    )
+                }
                 Some(x) => format!("{}: {}", x.status.word(), x.error.clone().unwrap_or_default()),
                 None => "–".into(),
             });

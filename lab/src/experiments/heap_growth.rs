@@ -327,17 +327,56 @@ fn fail(row: &mut Row, status: Status, why: String) {
     row.error.get_or_insert(why);
 }
 
+/// A `heap-growth` row's own fields in results.json (beside the row's envelope): each is
+/// absent when the pass that gives it did not run, failed or (verdicts) when the variant's
+/// other row failed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HeapGrowthDetail {
+    /// The heap pass's dhat file, relative to the run folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap_file: Option<String>,
+    /// The most messages queued the heap run saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<u64>,
+    /// Messages in the heap run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<u64>,
+    /// dhat's totals of the heap run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap: Option<HeapTotals>,
+    /// Allocations per message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks_per_message: Option<f64>,
+    /// The trace pass's file, relative to the run folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// The most messages queued the trace run saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_max_depth: Option<u64>,
+    /// Peak live bytes at 2N over those at N (the variant's two rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_ratio: Option<f64>,
+    /// `grows` or `flat`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+}
+
+/// A row's typed detail (the default for a row that has none).
+fn detail(x: &Row) -> HeapGrowthDetail {
+    x.typed_detail().unwrap_or_default()
+}
+
 /// The row's details from its heap pass (its evidence) and trace pass. An untimed row has
 /// no forks, so the generic row is ok until a pass says otherwise: a failed check makes it
 /// INVALID, a failed child its child's status, a missing heap pass NOT RUN.
 fn fill_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
     let messages = rec.plan.cell.messages;
+    let mut d = HeapGrowthDetail::default();
     match &rec.heap {
         None => fail(row, Status::NotRun, "no heap pass ran (see the notes)".into()),
         Some(p) => {
-            if p.file_written {
-                row.detail.insert("heap_file".into(), json!(p.file));
-            }
+            d.heap_file = p.file_written.then(|| p.file.clone());
             match &p.result {
                 Err(e) => {
                     let (status, why) = status_of(e);
@@ -347,17 +386,14 @@ fn fill_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
                     fail(row, Status::Invalid, format!("heap pass: {}", o.verdict))
                 }
                 Ok(o) => {
-                    row.detail.insert("max_depth".into(), json!(o.max_depth));
-                    row.detail.insert("messages".into(), json!(messages));
+                    d.max_depth = Some(o.max_depth);
+                    d.messages = Some(messages);
                 }
             }
             match p.heap {
                 Some(h) => {
-                    row.detail.insert("heap".into(), json!(h));
-                    row.detail.insert(
-                        "blocks_per_message".into(),
-                        json!(h.total_blocks as f64 / messages as f64),
-                    );
+                    d.heap = Some(h);
+                    d.blocks_per_message = Some(h.total_blocks as f64 / messages as f64);
                 }
                 None if p.result.is_ok() => {
                     fail(row, Status::Error, "the heap pass returned no totals".into());
@@ -367,16 +403,15 @@ fn fill_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
         }
     }
     if let Some(p) = &rec.trace {
-        if p.file_written {
-            row.detail.insert("trace".into(), json!(p.file));
-        }
+        d.trace = p.file_written.then(|| p.file.clone());
         if let Ok(o) = &p.result {
-            row.detail.insert("trace_max_depth".into(), json!(o.max_depth));
+            d.trace_max_depth = Some(o.max_depth);
             if !o.valid {
                 fail(row, Status::Invalid, format!("trace pass: {}", o.verdict));
             }
         }
     }
+    row.set_detail(&d);
 }
 
 /// Peak live bytes of an ok row.
@@ -384,7 +419,7 @@ fn peak(row: &Row) -> Option<u64> {
     if row.status != Status::Ok {
         return None;
     }
-    row.detail::<HeapTotals>("heap").map(|h| h.max_bytes)
+    detail(row).heap.map(|h| h.max_bytes)
 }
 
 /// Each variant's verdict on both of its rows, from its N and 2N peaks.
@@ -396,8 +431,10 @@ fn fill_verdicts(rows: &mut [Row]) {
         let ratio = if p1 > 0 { p2 as f64 / p1 as f64 } else { f64::INFINITY };
         let verdict = if ratio >= GROWS_AT { "grows" } else { "flat" };
         for r in rows.iter_mut().filter(|r| r.label == v) {
-            r.detail.insert("peak_ratio".into(), json!(ratio));
-            r.detail.insert("verdict".into(), json!(verdict));
+            let mut d = detail(r);
+            d.peak_ratio = Some(ratio);
+            d.verdict = Some(verdict.to_string());
+            r.set_detail(&d);
         }
     }
 }
@@ -436,17 +473,18 @@ fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {
             ]);
             continue;
         }
-        let num = |x: &Row, k: &str| x.detail::<f64>(k).map_or("–".into(), |v| format!("{v:.0}"));
+        let (dn, d2) = (detail(rn), detail(r2));
+        let depth = |d: &HeapGrowthDetail| d.max_depth.map_or("–".into(), |v| v.to_string());
         let peak_of = |x: &Row| peak(x).map_or("–".into(), |p| p.to_string());
         t.rows.push(vec![
             label.into(),
             bound,
             peak_of(rn),
             peak_of(r2),
-            rn.detail::<f64>("peak_ratio").map_or("–".into(), |x| format!("{x:.2}")),
-            r2.detail::<f64>("blocks_per_message").map_or("–".into(), |x| format!("{x:.3}")),
-            format!("{} / {}", num(rn, "max_depth"), num(r2, "max_depth")),
-            rn.detail::<String>("verdict").unwrap_or_else(|| "–".into()),
+            dn.peak_ratio.map_or("–".into(), |x| format!("{x:.2}")),
+            d2.blocks_per_message.map_or("–".into(), |x| format!("{x:.3}")),
+            format!("{} / {}", depth(&dn), depth(&d2)),
+            dn.verdict.clone().unwrap_or_else(|| "–".into()),
         ]);
     }
     t.note = Some(format!(
@@ -504,10 +542,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn row(label: &str, size: &str, max_bytes: u64) -> Row {
-        let mut detail = serde_json::Map::new();
         let h = HeapTotals { max_bytes, ..HeapTotals::default() };
-        detail.insert("heap".into(), json!(h));
-        Row {
+        let mut x = Row {
             label: label.into(),
             key: BTreeMap::new(),
             group: size.into(),
@@ -522,8 +558,10 @@ mod tests {
             forks: Vec::new(),
             error: None,
             stderr_tail: None,
-            detail,
-        }
+            detail: Default::default(),
+        };
+        x.set_detail(&HeapGrowthDetail { heap: Some(h), ..Default::default() });
+        x
     }
 
     #[test]
@@ -535,7 +573,7 @@ mod tests {
             row("ring", "2N", 74_000),
         ];
         fill_verdicts(&mut rows);
-        let v: Vec<String> = rows.iter().map(|r| r.detail::<String>("verdict").unwrap()).collect();
+        let v: Vec<String> = rows.iter().map(|r| detail(r).verdict.unwrap()).collect();
         assert_eq!(v, ["grows", "grows", "flat", "flat"]);
     }
 
@@ -546,7 +584,7 @@ mod tests {
         assert_eq!((status, why), (Status::Hung, "no heartbeat for 120 s"));
         fail(&mut rows[1], Status::Invalid, "heap pass: 3 of 4 messages arrived".into());
         fill_verdicts(&mut rows);
-        assert!(rows.iter().all(|r| r.detail.get("verdict").is_none()));
+        assert!(rows.iter().all(|r| detail(r).verdict.is_none()));
         assert_eq!((rows[1].status, rows[1].valid), (Status::Invalid, false));
     }
 }

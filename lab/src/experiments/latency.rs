@@ -450,24 +450,50 @@ fn merged(outs: &[&LatencyOutcome]) -> Option<Percentiles> {
     Percentiles::median_over(outs.iter().filter_map(|o| o.all.as_ref()))
 }
 
+/// A `publish-on-latency` row's own fields in results.json (beside the row's envelope);
+/// results written before a field existed lack it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LatencyDetail {
+    /// The variant.
+    pub variant: String,
+    /// The reactive rows' scheduler (null for the handoffs).
+    pub scheduler: Option<String>,
+    /// The demand mode: `bulk` or `one-by-one`.
+    pub mode: String,
+    /// Elements per run.
+    pub elements_per_run: u64,
+    /// Latency percentiles over the valid forks, ns.
+    pub latency_ns: Option<Percentiles>,
+    /// Each valid fork's p50, ns.
+    pub fork_p50_ns: Vec<f64>,
+    /// Elements that crossed threads, over the valid forks.
+    pub crossed: u64,
+    /// Those as a share of the elements measured, %.
+    pub crossed_pct: Option<f64>,
+}
+
+/// A row's typed detail (the default for a row that has none).
+fn detail(x: &Row) -> LatencyDetail {
+    x.typed_detail().unwrap_or_default()
+}
+
 fn fill_row(row: &mut Row, rec: &CellRecord<PublishOnLatency>) {
     let c = &rec.plan.cell;
     let outs: Vec<&LatencyOutcome> = rec.outcomes().collect();
     let crossed: u64 = outs.iter().flat_map(|o| o.runs.iter().map(|r| r.crossed)).sum();
     let fork_p50s: Vec<f64> = outs.iter().filter_map(|o| o.all.map(|l| l.p50 as f64)).collect();
     let lat = merged(&outs);
-    let d = &mut row.detail;
-    d.insert("variant".into(), json!(c.variant.name()));
-    d.insert("scheduler".into(), json!(c.scheduler.map(Sched::name)));
-    d.insert("mode".into(), json!(c.demand.name()));
-    d.insert("elements_per_run".into(), json!(c.n));
-    d.insert("latency_ns".into(), json!(lat));
-    d.insert("fork_p50_ns".into(), json!(fork_p50s));
-    d.insert("crossed".into(), json!(crossed));
-    d.insert(
-        "crossed_pct".into(),
-        json!(lat.filter(|l| l.count > 0).map(|l| 100.0 * crossed as f64 / l.count as f64)),
-    );
+    row.set_detail(&LatencyDetail {
+        variant: c.variant.name().to_string(),
+        scheduler: c.scheduler.map(Sched::name).map(str::to_string),
+        mode: c.demand.name().to_string(),
+        elements_per_run: c.n,
+        latency_ns: lat,
+        fork_p50_ns: fork_p50s,
+        crossed,
+        crossed_pct: lat.filter(|l| l.count > 0).map(|l| 100.0 * crossed as f64 / l.count as f64),
+    });
 }
 
 fn us(ns: u64) -> String {
@@ -482,9 +508,10 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
     );
     t.header.push(format!("vs {baseline} (p50, paired)"));
     for x in &r.results {
-        let mode = x.detail::<String>("mode").unwrap_or_default();
+        let d = detail(x);
+        let mode = d.mode.clone();
         let mut line = vec![x.label.clone(), mode.clone(), x.status.word().to_string()];
-        match x.detail::<Percentiles>("latency_ns").filter(|_| x.status == Status::Ok) {
+        match d.latency_ns.filter(|_| x.status == Status::Ok) {
             Some(l) => {
                 line.push(match (x.score, x.score_ci) {
                     (Some(s), Some([lo, hi])) => {
@@ -494,14 +521,12 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
                     _ => "–".into(),
                 });
                 line.extend([us(l.p90), us(l.p99), us(l.p999), us(l.max)]);
-                let p50s: Vec<f64> = x.detail("fork_p50_ns").unwrap_or_default();
+                let p50s = &d.fork_p50_ns;
                 let lo = p50s.iter().copied().fold(f64::INFINITY, f64::min);
                 let hi = p50s.iter().copied().fold(0.0, f64::max);
                 line.push(format!("{}–{}", fmt_num(lo / 1e3), fmt_num(hi / 1e3)));
                 line.push(l.count.to_string());
-                line.push(
-                    x.detail::<f64>("crossed_pct").map_or("–".into(), |p| format!("{p:.1}%")),
-                );
+                line.push(d.crossed_pct.map_or("–".into(), |p| format!("{p:.1}%")));
             }
             None => {
                 line.push(x.error.clone().unwrap_or_default());
@@ -534,11 +559,12 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
 fn targets(r: &Results, cores: usize) -> Vec<Target> {
     let mut out = Vec::new();
     for x in &r.results {
-        let v = x.detail::<String>("variant").unwrap_or_default();
+        let d = detail(x);
+        let v = d.variant;
         if !(v.starts_with("reactive") && v.ends_with("-p1") && x.group == "one-by-one") {
             continue;
         }
-        let l = x.detail::<Percentiles>("latency_ns").filter(|_| x.status == Status::Ok);
+        let l = d.latency_ns.filter(|_| x.status == Status::Ok);
         for (name, limit, f) in [
             ("p50", 5.0, (|l: &Percentiles| l.p50) as fn(&Percentiles) -> u64),
             ("p99", 11.0, |l| l.p99),

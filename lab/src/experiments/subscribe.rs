@@ -287,18 +287,50 @@ fn fill_row(row: &mut Row, rec: &CellRecord<SubscribeOverhead>) {
         .collect();
     let per_op: Vec<f64> =
         outs.iter().flat_map(|o| o.runs.iter().map(|r| r.ns / c.n as f64)).collect();
-    let summary = Summary::of(&per_op);
-    let d = &mut row.detail;
-    d.insert("workload".into(), json!(c.workload.name()));
-    d.insert("scheduler".into(), json!(c.scheduler.map(Sched::name)));
-    d.insert("op".into(), json!(c.workload.op()));
-    d.insert("what".into(), json!(c.workload.what(c.scheduler, c.workers)));
-    d.insert("n".into(), json!(c.n));
-    d.insert("expected_result".into(), json!(outs.first().map(|o| o.expected)));
-    d.insert("runs_ns".into(), json!(runs_ns));
-    d.insert("ns_per_op".into(), json!(summary));
-    d.insert("ops_per_s".into(), json!(row.score.filter(|s| *s > 0.0).map(|s| 1e9 / s)));
-    d.insert("run_ms".into(), json!(row.score.map(|s| s * c.n as f64 / 1e6)));
+    row.set_detail(&SubscribeDetail {
+        workload: c.workload.name().to_string(),
+        scheduler: c.scheduler.map(Sched::name).map(str::to_string),
+        op: c.workload.op().to_string(),
+        what: c.workload.what(c.scheduler, c.workers),
+        n: c.n,
+        expected_result: outs.first().map(|o| o.expected),
+        runs_ns,
+        ns_per_op: Summary::of(&per_op),
+        ops_per_s: row.score.filter(|s| *s > 0.0).map(|s| 1e9 / s),
+        run_ms: row.score.map(|s| s * c.n as f64 / 1e6),
+    });
+}
+
+/// A `subscribe-overhead` row's own fields in results.json (beside the row's envelope);
+/// results written before a field existed lack it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SubscribeDetail {
+    /// The workload (`flux-range`, `mono-just`, …).
+    pub workload: String,
+    /// publish-on's scheduler (null for the other workloads).
+    pub scheduler: Option<String>,
+    /// What one op is: `element` or `subscription`.
+    pub op: String,
+    /// The workload in words.
+    pub what: String,
+    /// Elements (or subscriptions) per run.
+    pub n: u64,
+    /// The result every run must return.
+    pub expected_result: Option<u64>,
+    /// Every run of every fork, ns.
+    pub runs_ns: Vec<f64>,
+    /// ns per op over the valid runs (mean, 99.9% interval, spread).
+    pub ns_per_op: Option<Summary>,
+    /// Ops per second at the row's score.
+    pub ops_per_s: Option<f64>,
+    /// The run time at the row's score, ms.
+    pub run_ms: Option<f64>,
+}
+
+/// A row's typed detail (the default for a row that has none).
+fn detail(x: &Row) -> SubscribeDetail {
+    x.typed_detail().unwrap_or_default()
 }
 
 fn ratio_text(r: &Results, label: &str) -> String {
@@ -319,11 +351,11 @@ fn main_table(a: &SubscribeArgs, r: &Results) -> Table {
         t.header.push(format!("vs {b} (throughput, paired)"));
     }
     for x in &r.results {
-        let w: Option<Workload> =
-            x.detail("workload").and_then(|w: String| serde_json::from_value(json!(w)).ok());
+        let d = detail(x);
+        let w: Option<Workload> = serde_json::from_value(json!(d.workload)).ok();
         let op = w.map_or("?", Workload::op);
-        let s: Option<Summary> = x.detail("ns_per_op");
-        let what = x.detail::<String>("what").unwrap_or_default();
+        let s: Option<Summary> = d.ns_per_op;
+        let what = d.what;
         let mut line = vec![x.label.clone(), what, op.to_string(), x.status.word().to_string()];
         if x.status != Status::Ok {
             line.push(x.error.clone().unwrap_or_default());
@@ -334,10 +366,8 @@ fn main_table(a: &SubscribeArgs, r: &Results) -> Table {
                 (Some(m), None) => format!("{m:.3} [–]"),
                 _ => "–".into(),
             });
-            line.push(x.detail::<f64>("run_ms").map_or("–".into(), |m| format!("{m:.3}")));
-            line.push(
-                x.detail::<f64>("ops_per_s").map_or("–".into(), |o| format!("{o:.3e} {op}s/s")),
-            );
+            line.push(d.run_ms.map_or("–".into(), |m| format!("{m:.3}")));
+            line.push(d.ops_per_s.map_or("–".into(), |o| format!("{o:.3e} {op}s/s")));
             line.push(s.as_ref().map_or("–".into(), |s| match s.ci999_half {
                 Some(h) => format!("{:.3} ± {h:.3}", s.mean),
                 None => format!("{:.3} ± n/a", s.mean),
@@ -365,7 +395,7 @@ fn targets(r: &Results) -> Vec<Target> {
     let mut out = Vec::new();
     for x in &r.results {
         let ok = x.score.filter(|_| x.status == Status::Ok);
-        let workload = x.detail::<String>("workload").unwrap_or_default();
+        let workload = detail(x).workload;
         let t = match workload.as_str() {
             // ns per element × 1M elements / 1e6 ns per ms: the run time scaled to 1M, in ms.
             "flux-range" => Target {

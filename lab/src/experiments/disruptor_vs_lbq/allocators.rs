@@ -5,6 +5,7 @@
 //! stay in `lab-heap` under dhat whatever the allocator: dhat counts the code's
 //! allocations, which no allocator changes, not how fast an allocator serves them.
 
+use super::HandoffDetail;
 use crate::results::{Results, Row, Status, Table};
 use crate::stats::pairing::pair_ratios;
 use crate::units::group;
@@ -125,6 +126,11 @@ pub fn own_baselines(
     Ok((b, pairs))
 }
 
+/// A row's typed detail (the default for a row that has none).
+fn detail(x: &Row) -> HandoffDetail {
+    x.typed_detail().unwrap_or_default()
+}
+
 /// The table "Allocator", when more than one allocator ran: per Rust variant and P, the QPS
 /// under each allocator with its ratio to `system` (or to the first allocator when system
 /// did not run), paired within rounds, and dhat's allocations per message beside them.
@@ -132,8 +138,8 @@ pub fn table(r: &Results) -> Option<Table> {
     let mut allocs: Vec<&str> = {
         let mut v: Vec<&str> = Vec::new();
         for x in &r.results {
-            if let Some(a) = x.detail.get("allocator").and_then(|a| a.as_str()) {
-                if x.key.contains_key("allocator") && !v.contains(&a) {
+            if let Some(a) = x.key.get("allocator").and_then(|a| a.as_str()) {
+                if !v.contains(&a) {
                     v.push(a);
                 }
             }
@@ -179,7 +185,7 @@ pub fn table(r: &Results) -> Option<Table> {
                 let x = find(&label(a), p);
                 row.push(match x {
                     Some(x) if x.status != Status::Ok => x.status.word().to_string(),
-                    Some(x) => x.detail::<f64>("qps").map_or("–".into(), group),
+                    Some(x) => detail(x).qps.map_or("–".into(), group),
                     None => "–".into(),
                 });
                 if *a != reference {
@@ -189,12 +195,10 @@ pub fn table(r: &Results) -> Option<Table> {
                     row.push(ratio.map_or("–".into(), |q| q.text()));
                 }
             }
-            let blocks = allocs.iter().filter_map(|a| find(&label(a), p)).find_map(|x| {
-                x.detail
-                    .get("heap")
-                    .and_then(|h| h.get("blocks_per_message"))
-                    .and_then(|b| b.as_f64())
-            });
+            let blocks = allocs
+                .iter()
+                .filter_map(|a| find(&label(a), p))
+                .find_map(|x| Some(detail(x).heap?.blocks_per_message));
             row.push(blocks.map_or("–".into(), |b| format!("{b:.3}")));
             rows.push(row);
         }

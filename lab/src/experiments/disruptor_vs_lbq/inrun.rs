@@ -27,7 +27,8 @@ use crate::profile::inrun::SCRATCH;
 use crate::results::Mode;
 use crate::results::{FileLink, Results, Row, Status, Table};
 use crate::units::{fmt_num, group};
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 /// What a traced twin's label adds to its plain cell's.
 pub const SUFFIX: &str = "[in-run]";
@@ -121,6 +122,28 @@ fn choose(scored: &[(usize, f64)], modes: Option<&[Mode; 2]>) -> Vec<(usize, &'s
     kept
 }
 
+/// A traced twin's own field in results.json, beside its [`super::HandoffDetail`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InRunDetail {
+    /// The timed forks' flight-recorder dumps kept, the outliers.
+    pub in_run_traces: Vec<InRunTrace>,
+}
+
+/// One kept dump of a timed fork.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InRunTrace {
+    /// The trace file, relative to the run folder.
+    pub file: String,
+    /// The fork's round (from 0).
+    pub round: usize,
+    /// The fork's score, ms per run.
+    pub score_ms: f64,
+    /// Its messages per second.
+    pub qps: f64,
+    /// Why it was kept: `slowest`, `fastest`, `mode1`, `mode2`.
+    pub kind: String,
+}
+
 /// Keeps the outliers' dumps of every twin (see the module's account), fills the twins'
 /// `in_run_traces`, and keeps each twin's ratio against its plain row only (not against the
 /// baseline: the plain rows are the results).
@@ -166,10 +189,15 @@ pub fn analyse<E: Handoffs>(run: &Finished<E>, out: &mut Results) {
                     group(qps)
                 ),
             });
-            listed.push(json!({"file": file, "round": f.fork.round, "score_ms": ms,
-                               "qps": qps, "kind": kind}));
+            listed.push(InRunTrace {
+                file,
+                round: f.fork.round,
+                score_ms: ms,
+                qps,
+                kind: kind.into(),
+            });
         }
-        row.detail.insert("in_run_traces".into(), Value::Array(listed));
+        row.set_detail(&InRunDetail { in_run_traces: listed });
         for n in rec.forks.iter().filter_map(|f| f.outcome.as_ref()).flat_map(|o| &o.notes) {
             let n = format!("{} {}: {n}", row.label, row.group);
             if !notes.contains(&n) {
@@ -199,7 +227,10 @@ pub fn cost_table(r: &Results) -> Option<Table> {
         let find = |l: &str| r.results.iter().find(|x| x.label == l && x.group == q.group);
         let qps = |x: Option<&Row>| match x {
             Some(x) if x.status != Status::Ok => x.status.word().to_string(),
-            Some(x) => x.detail::<f64>("qps").map_or("–".into(), group),
+            Some(x) => x
+                .typed_detail::<super::HandoffDetail>()
+                .and_then(|d| d.qps)
+                .map_or("–".into(), group),
             None => "–".into(),
         };
         t.rows.push(vec![

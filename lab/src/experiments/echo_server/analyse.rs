@@ -4,7 +4,7 @@
 //! of the fork whose score is the row's median (the lower middle for an even count), so a
 //! row's tables come from one real run rather than a blend of several.
 
-use super::{EchoArgs, EchoOutcome, EchoRun, EchoServer, Load, Server, SEED_RPS};
+use super::{Ab, EchoArgs, EchoOutcome, EchoRun, EchoServer, Load, Server, SEED_RPS};
 use crate::experiment::{CellRecord, Finished, ForkRecord};
 use crate::report::write_atomic;
 use crate::results::{FileLink, Ratio, Results, Row, Status, Table};
@@ -12,7 +12,7 @@ use crate::stats::median;
 use crate::stats::pairing::paired_ratios;
 use crate::units::group;
 use echo_server::loadgen::PERCENTS;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 /// The lower-middle element of `items` by `key`.
 fn median_by<T>(items: &[T], key: impl Fn(&T) -> f64) -> Option<&T> {
@@ -52,49 +52,102 @@ fn ab_median(rec: &CellRecord<EchoServer>) -> Option<f64> {
     median(&per_fork)
 }
 
+/// An `echo-server` row's own fields in results.json (beside the row's envelope). Fields
+/// of the median run are absent when no fork finished OK; results written before a field
+/// existed lack it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EchoDetail {
+    /// Failed requests over every run of every fork, warm-ups included.
+    pub failed_requests: u64,
+    /// The round of the fork whose score is the row's median.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_round: Option<usize>,
+    /// That fork's median run, as the load generator measured it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<Load>,
+    /// The same run as ab prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ab_style: Option<String>,
+    /// The real ab's report on that run, when ab ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ab: Option<Ab>,
+    /// The server's own account of that fork.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<Server>,
+    /// ab's requests/s: the median over forks of each fork's median.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ab_requests_per_second: Option<f64>,
+    /// The heap pass's dhat file, relative to the run folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap_file: Option<String>,
+    /// The heap pass's figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap: Option<EchoHeap>,
+    /// The trace pass's file, relative to the run folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+}
+
+/// The heap pass of an echo-server row (dhat, one untimed run without ab).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EchoHeap {
+    /// Allocations in the profiled run.
+    pub total_blocks: u64,
+    /// Bytes allocated in it.
+    pub total_bytes: u64,
+    /// Peak live bytes.
+    pub max_bytes: u64,
+    /// Peak live allocations.
+    pub max_blocks: u64,
+    /// Allocations per request.
+    pub blocks_per_request: f64,
+    /// Requests in the profiled run.
+    pub requests: u64,
+    /// `ok`, or the run's failed check.
+    pub check: String,
+}
+
 fn fill_row(row: &mut Row, rec: &CellRecord<EchoServer>) {
-    let failed: u64 = rec
+    let failed_requests: u64 = rec
         .forks
         .iter()
         .filter_map(|f| f.outcome.as_ref())
         .flat_map(|o| o.warmup.iter().chain(&o.runs))
         .map(|r| r.load.failed_requests)
         .sum();
-    row.detail.insert("failed_requests".into(), json!(failed));
+    let mut d = EchoDetail { failed_requests, ..Default::default() };
     if let Some((fork, run)) = median_run(rec) {
-        row.detail.insert("median_round".into(), json!(fork.fork.round));
-        row.detail.insert("load".into(), json!(run.load));
-        row.detail.insert("ab_style".into(), json!(run.ab_style));
-        if let Some(a) = &run.ab {
-            row.detail.insert("ab".into(), json!(a));
-        }
-        if let Some(s) = fork.outcome.as_ref().and_then(|o| o.server.as_ref()) {
-            row.detail.insert("server".into(), json!(s));
-        }
+        d.median_round = Some(fork.fork.round);
+        d.load = Some(run.load.clone());
+        d.ab_style = Some(run.ab_style.clone());
+        d.ab = run.ab.clone();
+        d.server = fork.outcome.as_ref().and_then(|o| o.server.clone());
     }
-    if let Some(x) = ab_median(rec) {
-        row.detail.insert("ab_requests_per_second".into(), json!(x));
-    }
+    d.ab_requests_per_second = ab_median(rec);
     if let Some(p) = &rec.heap {
-        if p.file_written {
-            row.detail.insert("heap_file".into(), json!(p.file));
-        }
+        d.heap_file = p.file_written.then(|| p.file.clone());
         if let (Some(h), Ok(o)) = (p.heap, &p.result) {
-            let requests = rec.plan.cell.requests as f64;
-            row.detail.insert(
-                "heap".into(),
-                json!({"total_blocks": h.total_blocks, "total_bytes": h.total_bytes,
-                       "max_bytes": h.max_bytes, "max_blocks": h.max_blocks,
-                       "blocks_per_request": h.total_blocks as f64 / requests,
-                       "requests": rec.plan.cell.requests,
-                       "check": crate::experiment::Outcome::failure(o)
-                           .unwrap_or_else(|| "ok".into())}),
-            );
+            let requests = rec.plan.cell.requests;
+            d.heap = Some(EchoHeap {
+                total_blocks: h.total_blocks,
+                total_bytes: h.total_bytes,
+                max_bytes: h.max_bytes,
+                max_blocks: h.max_blocks,
+                blocks_per_request: h.total_blocks as f64 / requests as f64,
+                requests,
+                check: crate::experiment::Outcome::failure(o).unwrap_or_else(|| "ok".into()),
+            });
         }
     }
-    if let Some(p) = rec.trace.as_ref().filter(|p| p.file_written) {
-        row.detail.insert("trace".into(), json!(p.file));
-    }
+    d.trace = rec.trace.as_ref().filter(|p| p.file_written).map(|p| p.file.clone());
+    row.set_detail(&d);
+}
+
+/// A row's typed detail (the default for a row that has none).
+pub(super) fn detail(x: &Row) -> EchoDetail {
+    x.typed_detail().unwrap_or_default()
 }
 
 pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Results) {
@@ -122,7 +175,7 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
     out.tables.extend(crate::report::failure_table(out, &["server"], |x| vec![x.label.clone()]));
     files_and_notes(run, out);
     out.method.extend(method_lines(a, with_ab));
-    out.why = crate::experiments::why::section(out);
+    out.why = super::why::section(out);
 }
 
 fn files_and_notes(run: &Finished<EchoServer>, out: &mut Results) {
@@ -154,10 +207,9 @@ fn files_and_notes(run: &Finished<EchoServer>, out: &mut Results) {
         .results
         .iter()
         .filter(|r| r.status == Status::Ok && r.label != "nginx")
-        .filter(|r| r.detail.contains_key("ab_style"))
-        .max_by(|x, y| x.score.unwrap_or(0.0).total_cmp(&y.score.unwrap_or(0.0)));
-    if let Some(r) = fastest {
-        let text: String = r.detail("ab_style").unwrap_or_default();
+        .filter_map(|r| Some((r, detail(r).ab_style?)))
+        .max_by(|(x, _), (y, _)| x.score.unwrap_or(0.0).total_cmp(&y.score.unwrap_or(0.0)));
+    if let Some((r, text)) = fastest {
         let file = format!("{}.ab-style.txt", r.label);
         match write_atomic(&run.dir, &file, text.as_bytes()) {
             Ok(()) => out.files.push(FileLink {
@@ -187,7 +239,7 @@ fn ratio_of<'a>(ratios: &'a [Ratio], label: &str) -> Option<&'a Ratio> {
 }
 
 fn load_of(r: &Row) -> Option<Load> {
-    r.detail("load")
+    detail(r).load
 }
 
 fn main_table(
@@ -225,7 +277,7 @@ fn main_table(
         .results
         .iter()
         .find(|x| x.label == "nginx")
-        .and_then(|x| x.detail::<f64>("ab_requests_per_second"));
+        .and_then(|x| detail(x).ab_requests_per_second);
     let mut t = Table {
         title: format!(
             "Seed 003's load: -n {} -c {}{} on 127.0.0.1, the load generator's requests/s",
@@ -262,7 +314,8 @@ fn main_table(
                 None => "–".into(),
             });
         }
-        let l = load_of(x).unwrap_or_default();
+        let d = detail(x);
+        let l = d.load.clone().unwrap_or_default();
         let forks: Vec<String> =
             x.forks.iter().map(|f| f.score.map_or("–".into(), |s| format!("{s:.0}"))).collect();
         row.extend([
@@ -270,11 +323,11 @@ fn main_table(
             format!("{:.3}", l.time_per_request_ms),
             format!("{:.3}", l.time_per_request_all_ms),
             format!("{:.0}", l.transfer_rate_kbytes_s),
-            x.detail::<u64>("failed_requests").unwrap_or(0).to_string(),
+            d.failed_requests.to_string(),
             forks.join(", "),
         ]);
         if with_ab {
-            let ab = x.detail::<f64>("ab_requests_per_second");
+            let ab = d.ab_requests_per_second;
             let pct = match (ab, nginx_ab) {
                 (Some(v), Some(n)) if n > 0.0 && x.label != "nginx" => {
                     format!(" ({:.0}% of nginx)", 100.0 * v / n)
@@ -282,7 +335,7 @@ fn main_table(
                 _ => String::new(),
             };
             row.push(ab.map_or("–".into(), |v| format!("{v:.0}{pct}")));
-            let ab99 = x.detail::<super::Ab>("ab").map(|a| a.p99_ms);
+            let ab99 = d.ab.as_ref().map(|a| a.p99_ms);
             row.push(ab99.map_or("–".into(), |p| p.to_string()));
         }
         t.rows.push(row);
@@ -366,7 +419,7 @@ fn server_table(r: &Results) -> Table {
         ],
     );
     for x in r.results.iter().filter(|x| x.status == Status::Ok) {
-        let Some(s) = x.detail::<Server>("server") else { continue };
+        let Some(s) = detail(x).server else { continue };
         let per = s.event_loop_iterations as f64 / s.requests_served.max(1) as f64;
         t.rows.push(vec![
             x.label.clone(),
@@ -401,16 +454,15 @@ fn heap_table(r: &Results) -> Option<Table> {
         ],
     );
     for x in &r.results {
-        let Some(h) = x.detail.get("heap") else { continue };
-        let n = |k: &str| h[k].as_u64().map_or("–".into(), |v| v.to_string());
+        let Some(h) = detail(x).heap else { continue };
         t.rows.push(vec![
             x.label.clone(),
-            n("requests"),
-            n("total_blocks"),
-            n("total_bytes"),
-            n("max_bytes"),
-            h["blocks_per_request"].as_f64().map_or("–".into(), |v| format!("{v:.2}")),
-            h["check"].as_str().unwrap_or("–").to_string(),
+            h.requests.to_string(),
+            h.total_blocks.to_string(),
+            h.total_bytes.to_string(),
+            h.max_bytes.to_string(),
+            format!("{:.2}", h.blocks_per_request),
+            h.check,
         ]);
     }
     t.note = Some(

@@ -20,6 +20,7 @@
 //! pass run once per echo-server cell, untimed; nginx has neither (another program).
 
 mod analyse;
+mod why;
 
 use crate::experiment::Finished;
 use crate::experiment::{

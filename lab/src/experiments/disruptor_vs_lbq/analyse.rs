@@ -1,0 +1,567 @@
+//! `disruptor-vs-lbq`'s analysis: each row's typed detail ([`HandoffDetail`]) from its
+//! forks and passes, then the tables, charts, Why section, files, notes and method.
+
+use super::{allocators, inrun, tables, why, DisruptorVsLbq, DvlArgs};
+use crate::experiment::{CellRecord, Finished};
+use crate::measure::harness::{self, CellOutput};
+use crate::measure::variants::is_jvm;
+use crate::profile::counters::{self, RunCounters, Values};
+use crate::profile::sched::ThreadOffCpu;
+use crate::results::{FileLink, Results, Row};
+use crate::stats::percentiles::Percentiles;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Results) {
+    let cores = out.environment.cores.max(1);
+    // Reading the dhat files is the slow part of analysing: untimed, so in parallel.
+    let sites: Vec<Vec<crate::profile::dhat::Site>> = {
+        use rayon::prelude::*;
+        run.cells
+            .par_iter()
+            .map(|rec| match &rec.heap {
+                Some(h) if h.file_written => {
+                    crate::profile::dhat::top_sites(&run.dir.join(&h.file), 5, 4)
+                        .unwrap_or_default()
+                }
+                _ => Vec::new(),
+            })
+            .collect()
+    };
+    for ((row, rec), sites) in out.results.iter_mut().zip(&run.cells).zip(sites) {
+        fill_row(row, rec, cores, sites);
+    }
+    inrun::analyse(run, out);
+    out.tables = tables::headline_tables(out);
+    out.tables.extend(inrun::cost_table(out));
+    out.tables.extend(allocators::table(out));
+    if let Some(al) = run_allocators(run) {
+        out.environment.timed_allocator = allocators::environment_text(&al);
+    }
+    out.tables.push(tables::forks_table(out));
+    out.tables.push(tables::latency_table(out, a.sample_every));
+    out.tables.push(tables::cpu_table(out));
+    out.tables.push(tables::counters_table(out));
+    out.tables.extend(tables::heap_table(out));
+    out.tables.extend(tables::jvm_table(out));
+    out.tables.extend(crate::report::failure_table(out, &["variant", "P"], |x| {
+        vec![x.label.clone(), x.key_u64("producers").map_or("–".into(), |p| p.to_string())]
+    }));
+    out.charts = tables::charts(out);
+    out.why = why::section(out);
+    for row in &out.results {
+        let Some(d) = row.typed_detail::<HandoffDetail>() else { continue };
+        for (f, what) in
+            [(d.trace, "Chrome trace (Perfetto)"), (d.heap_file, "dhat heap profile (dh_view)")]
+        {
+            if let Some(f) = f {
+                out.files.push(FileLink {
+                    file: f,
+                    what: format!("{what}: {} {}", row.label, row.group),
+                });
+            }
+        }
+    }
+    for rec in &run.cells {
+        for (pass, r) in [("heap", &rec.heap), ("trace", &rec.trace)] {
+            if let Some(Err(e)) = r.as_ref().map(|r| &r.result) {
+                out.notes.push(format!("{pass} {} {}: {e}", rec.plan.label, rec.plan.group));
+            }
+            if let Some(n) = r.as_ref().and_then(|r| r.note.as_ref()) {
+                out.notes.push(format!("trace {} {}: {n}", rec.plan.label, rec.plan.group));
+            }
+        }
+        // The trace child's own notes (why off-CPU slices are missing or incomplete).
+        let traced = rec.trace.as_ref().and_then(|t| t.result.as_ref().ok());
+        for n in traced.into_iter().flat_map(|o| &o.notes) {
+            out.notes.push(format!("trace {} {}: {n}", rec.plan.label, rec.plan.group));
+        }
+    }
+    out.method.extend(method_lines(a, out));
+    let jvm = out.results.iter().find_map(|x| x.typed_detail::<HandoffDetail>()?.jvm);
+    if let Some(j) = jvm {
+        let jvm = &j.jvm;
+        out.environment.notes.push(format!(
+            "JVM rows: {} {} (java {}), flags {}; Disruptor {}",
+            jvm["vm_name"].as_str().unwrap_or("?"),
+            jvm["vm_version"].as_str().unwrap_or("?"),
+            jvm["version"].as_str().unwrap_or("?"),
+            jvm["flags"],
+            j.disruptor_version.as_deref().unwrap_or("–")
+        ));
+        out.method.push(format!(
+            "JVM originals (tools/jvm/Bus.java) run as forks like the Rust rows: a new \
+             LinkedBlockingQueue or Disruptor per run, {} JIT warm-up pass(es) of \
+             min(messages, 1M) before the warm-up runs, the same messages, split and \
+             checksum as the Rust harness. Pairs compared: locked ↔ jvm-lbq (both {}), \
+             ring ↔ jvm-disruptor with ProducerType.SINGLE at P=1 (the Rust ring's \
+             single-producer sequencer) and MULTI above, Rust {} ↔ JVM {}.",
+            a.jit_warmup,
+            a.capacity.map_or("unbounded".to_string(), |c| format!("bounded at {c}")),
+            a.wait,
+            j.wait,
+        ));
+    }
+    out.method.extend(sampling_lines(run, a.sample_every));
+}
+
+/// A `disruptor-vs-lbq` row's own fields in results.json (beside the row's envelope).
+/// Results written before a field existed lack it: it reads as its default.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HandoffDetail {
+    /// The variant (`locked`, `ring`, a peer, `jvm-…`).
+    pub variant: String,
+    /// The ring's wait strategy (null for variants that take none).
+    pub wait: Option<String>,
+    /// Producer threads.
+    pub producers: usize,
+    /// Messages per run.
+    pub messages: u64,
+    /// Messages each producer sends.
+    pub per_producer: Vec<u64>,
+    /// Payload bytes per message.
+    pub payload: usize,
+    /// The allocator the cell asked for (null: the JVM's own).
+    pub allocator: Option<String>,
+    /// The allocators the children reported running on, comma-separated (null: none).
+    pub allocator_in_child: Option<String>,
+    /// Every measured run of every fork, ms.
+    pub runs_ms: Vec<f64>,
+    /// Every measured run with its verdict.
+    pub runs: Vec<RunBrief>,
+    /// The row's score (median over forks), ms.
+    pub median_ms: Option<f64>,
+    /// The fastest valid run, ms.
+    pub min_ms: Option<f64>,
+    /// The slowest valid run, ms.
+    pub max_ms: Option<f64>,
+    /// Messages per second at the row's score.
+    pub qps: Option<f64>,
+    /// Latency of sampled messages, per percentile the median over forks.
+    pub latency_ns: Option<Percentiles>,
+    /// CPU use (means over the valid measured runs).
+    pub cpu: Option<Cpu>,
+    /// Counters per message, whole process (perf events): per event the median over forks
+    /// of each fork's median over its valid runs.
+    pub counters: Option<Values>,
+    /// The same per run thread, by its name.
+    pub counters_by_thread: Option<BTreeMap<String, Values>>,
+    /// Why counters are missing, when some are.
+    pub counters_note: Option<String>,
+    /// Page faults per message, the median over valid runs (null for JVM rows).
+    pub page_faults_per_message: Option<f64>,
+    /// The CPUs the run's threads were pinned to (null: placed by the kernel).
+    pub pinned_cpus: Option<Vec<usize>>,
+    /// What stamping one sampled message costs, ns.
+    pub sample_cost_ns: Option<f64>,
+    /// Estimated share of the run time spent sampling, %.
+    pub sampling_overhead_est_pct: Option<f64>,
+    /// The trace pass's Chrome trace, relative to the run folder.
+    pub trace: Option<String>,
+    /// Per thread, its off-CPU account over the trace run (sched_switch).
+    pub off_cpu_by_thread: Option<BTreeMap<String, ThreadOffCpu>>,
+    /// Why the off-CPU account is missing or incomplete (absent when nothing is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub off_cpu_note: Option<String>,
+    /// The heap pass's dhat file, relative to the run folder.
+    pub heap_file: Option<String>,
+    /// The heap pass's figures.
+    pub heap: Option<Heap>,
+    /// A JVM row's own instruments (absent from Rust rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<JvmDetail>,
+}
+
+/// One measured run, briefly.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunBrief {
+    /// Its duration, ms.
+    pub ms: f64,
+    /// Whether its checks passed.
+    pub valid: bool,
+    /// `ok` or `INVALID: what failed`.
+    pub verdict: String,
+}
+
+/// A JVM row's evidence from the JVM's instruments.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JvmDetail {
+    /// The JVM's own description (`vm_name`, `vm_version`, `version`, `flags`).
+    pub jvm: Value,
+    /// The Disruptor library's version.
+    pub disruptor_version: Option<String>,
+    /// `single` or `multi`.
+    pub producer_type: String,
+    /// The JVM Disruptor's wait strategy.
+    pub wait: String,
+    /// JIT warm-up passes before the warm-up runs.
+    pub jit_warmup_passes: u64,
+    /// Bytes allocated per message (ThreadMXBean), the median over runs.
+    pub allocated_bytes_per_message: Option<f64>,
+    /// GC time per run, ms, the median over runs.
+    pub gc_ms_per_run: Option<f64>,
+    /// GCs per run, the median over runs.
+    pub gc_count_per_run: Option<f64>,
+}
+
+/// CPU use of a cell (means over its valid measured runs).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Cpu {
+    /// Process CPU time / wall time × 100 (200% = two cores).
+    pub process_pct: f64,
+    /// The same as a share of all online cores (the seed's "CPU use").
+    pub machine_pct: f64,
+    /// Per thread.
+    pub threads: Vec<ThreadCpu>,
+}
+
+/// One thread's mean CPU time and context switches per run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ThreadCpu {
+    /// `producer-i` or `consumer`.
+    pub name: String,
+    /// User + system, ms.
+    pub cpu_ms: f64,
+    /// System, ms.
+    pub sys_ms: f64,
+    /// Voluntary context switches.
+    pub voluntary_cs: f64,
+    /// Involuntary context switches.
+    pub involuntary_cs: f64,
+}
+
+/// Heap profile of a cell (a separate, untimed child under dhat).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Heap {
+    /// The dhat file, relative to the run folder.
+    pub file: String,
+    /// Allocations in the profiled run.
+    pub total_blocks: u64,
+    /// Bytes allocated in the profiled run.
+    pub total_bytes: u64,
+    /// Peak live bytes.
+    pub max_bytes: u64,
+    /// Allocations per message.
+    pub blocks_per_message: f64,
+    /// Bytes allocated per message.
+    pub bytes_per_message: f64,
+    /// Messages in the profiled run.
+    pub messages: u64,
+    /// Whether the profiled run passed its checks.
+    pub valid: bool,
+    /// Largest allocation sites.
+    pub top_sites: Vec<crate::profile::dhat::Site>,
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        s / n as f64
+    }
+}
+
+fn cpu_of(outs: &[&CellOutput], cores: usize) -> Option<Cpu> {
+    let runs: Vec<&harness::RunResult> =
+        outs.iter().flat_map(|o| o.runs.iter()).filter(|r| r.valid).collect();
+    let first = runs.first()?;
+    let threads = first
+        .threads
+        .iter()
+        .map(|t| {
+            let of = |f: fn(&crate::profile::usage::ThreadUsage) -> f64| {
+                mean(runs.iter().flat_map(|r| r.threads.iter()).filter(|u| u.name == t.name).map(f))
+            };
+            ThreadCpu {
+                name: t.name.clone(),
+                cpu_ms: of(|t| t.cpu_ms),
+                sys_ms: of(|t| t.sys_ms),
+                voluntary_cs: of(|t| t.voluntary_cs as f64),
+                involuntary_cs: of(|t| t.involuntary_cs as f64),
+            }
+        })
+        .collect();
+    let process_pct = mean(runs.iter().map(|r| r.process_pct));
+    Some(Cpu { process_pct, machine_pct: process_pct / cores as f64, threads })
+}
+
+/// A row's `counters`, `counters_by_thread` and `counters_note`: per event, the median over
+/// forks of each fork's median over its valid measured runs (values already per message).
+fn counters_of(
+    outs: &[&CellOutput],
+    jvm: bool,
+) -> (Option<Values>, Option<BTreeMap<String, Values>>, Option<String>) {
+    let forks: Vec<Vec<&RunCounters>> = outs
+        .iter()
+        .map(|o| o.runs.iter().filter(|r| r.valid).filter_map(|r| r.counters.as_ref()).collect())
+        .filter(|runs: &Vec<&RunCounters>| !runs.is_empty())
+        .collect();
+    if forks.is_empty() {
+        let why = if jvm {
+            "not counted: the JVM's threads run outside the lab's harness"
+        } else {
+            "not counted: no valid measured run"
+        };
+        return (None, None, Some(why.to_string()));
+    }
+    let process: Vec<Vec<&Values>> =
+        forks.iter().map(|runs| runs.iter().map(|r| &r.process).collect()).collect();
+    let mut names: Vec<&String> = forks.iter().flatten().flat_map(|r| r.threads.keys()).collect();
+    names.sort();
+    names.dedup();
+    let by_thread = names
+        .into_iter()
+        .map(|name| {
+            let per_fork: Vec<Vec<&Values>> = forks
+                .iter()
+                .map(|runs| runs.iter().filter_map(|r| r.threads.get(name)).collect())
+                .collect();
+            (name.clone(), counters::median_of_medians(&per_fork))
+        })
+        .collect();
+    let mut notes: Vec<&str> = Vec::new();
+    for n in forks.iter().flatten().filter_map(|r| r.note.as_deref()) {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    (Some(counters::median_of_medians(&process)), Some(by_thread), note)
+}
+
+/// Per percentile, the median over forks (each fork's histogram covers its runs).
+fn latency_of(outs: &[&CellOutput]) -> Option<Percentiles> {
+    Percentiles::median_over(outs.iter().filter_map(|o| o.latency_ns.as_ref()))
+}
+
+fn fill_row(
+    row: &mut Row,
+    rec: &CellRecord<DisruptorVsLbq>,
+    cores: usize,
+    top_sites: Vec<crate::profile::dhat::Site>,
+) {
+    let spec = &rec.plan.cell;
+    let outs: Vec<&CellOutput> = rec.outcomes().collect();
+    let all: Vec<&CellOutput> = rec.forks.iter().filter_map(|f| f.outcome.as_ref()).collect();
+    let runs_ms: Vec<f64> = rec.forks.iter().flat_map(|f| f.fork.runs.iter().copied()).collect();
+    let briefs: Vec<RunBrief> = all
+        .iter()
+        .flat_map(|o| o.runs.iter())
+        .map(|r| RunBrief {
+            ms: r.ms,
+            valid: r.valid,
+            verdict: if r.valid { "ok".to_string() } else { format!("INVALID: {}", r.verdict) },
+        })
+        .collect();
+    let valid_ms: Vec<f64> = outs.iter().flat_map(|o| o.runs.iter().map(|r| r.ms)).collect();
+    let sample_cost = crate::stats::median(
+        &outs.iter().map(|o| o.sample_cost_ns).filter(|c| *c > 0.0).collect::<Vec<_>>(),
+    );
+    let est = match (row.score, sample_cost) {
+        (Some(m), Some(c)) if spec.sample_every > 0 && m > 0.0 => {
+            Some(c / spec.sample_every as f64 / (m * 1e6 / spec.messages as f64) * 100.0)
+        }
+        _ => None,
+    };
+    let mut in_child: Vec<&str> = outs.iter().filter_map(|o| o.allocator.as_deref()).collect();
+    in_child.sort_unstable();
+    in_child.dedup();
+    let (counters, counters_by_thread, counters_note) = counters_of(&outs, is_jvm(&spec.variant));
+    let faults: Vec<f64> = outs
+        .iter()
+        .flat_map(|o| o.runs.iter().filter(|r| r.valid))
+        .map(|r| r.page_faults as f64 / spec.messages as f64)
+        .collect();
+    // The JVM rows do not count their page faults (Bus reports none): null, not 0.
+    let faults = (!is_jvm(&spec.variant)).then(|| crate::stats::median(&faults));
+    let traced = rec.trace.as_ref().and_then(|t| t.result.as_ref().ok());
+    let heap = heap_of(rec, top_sites);
+    let detail = HandoffDetail {
+        variant: spec.variant.clone(),
+        wait: spec.wait.clone(),
+        producers: spec.producers,
+        messages: spec.messages,
+        per_producer: handoff::spread(spec.messages, spec.producers),
+        payload: spec.payload,
+        allocator: spec.allocator.clone(),
+        allocator_in_child: (!in_child.is_empty()).then(|| in_child.join(",")),
+        runs_ms,
+        runs: briefs,
+        median_ms: row.score,
+        min_ms: valid_ms.iter().copied().reduce(f64::min),
+        max_ms: valid_ms.iter().copied().reduce(f64::max),
+        qps: row.score.filter(|m| *m > 0.0).map(|m| spec.messages as f64 / (m / 1e3)),
+        latency_ns: latency_of(&outs),
+        cpu: cpu_of(&outs, cores),
+        counters,
+        counters_by_thread,
+        counters_note,
+        page_faults_per_message: faults.flatten(),
+        pinned_cpus: outs.iter().find_map(|o| o.pinned_cpus.clone()),
+        sample_cost_ns: sample_cost,
+        sampling_overhead_est_pct: est,
+        trace: rec
+            .trace
+            .as_ref()
+            .filter(|t| t.result.is_ok() && t.file_written)
+            .map(|t| t.file.clone()),
+        off_cpu_by_thread: traced.and_then(|o| o.off_cpu.clone()),
+        off_cpu_note: traced.and_then(|o| o.off_cpu_note.clone()),
+        heap_file: heap.as_ref().map(|h| h.file.clone()),
+        heap,
+        jvm: jvm_of(&outs),
+    };
+    row.set_detail(&detail);
+}
+
+/// The heap pass's figures, when it ran, passed and wrote its file.
+fn heap_of(
+    rec: &CellRecord<DisruptorVsLbq>,
+    top_sites: Vec<crate::profile::dhat::Site>,
+) -> Option<Heap> {
+    let spec = &rec.plan.cell;
+    let h = rec.heap.as_ref()?;
+    let (Ok(o), Some(t), true) = (&h.result, h.heap, h.file_written) else { return None };
+    let m = spec.heap_messages.max(1) as f64;
+    Some(Heap {
+        file: h.file.clone(),
+        total_blocks: t.total_blocks,
+        total_bytes: t.total_bytes,
+        max_bytes: t.max_bytes,
+        blocks_per_message: t.total_blocks as f64 / m,
+        bytes_per_message: t.total_bytes as f64 / m,
+        messages: spec.heap_messages,
+        valid: o.runs.iter().all(|r| r.valid),
+        top_sites,
+    })
+}
+
+/// A JVM row's own figures: the first fork's report, medians over every fork's runs.
+fn jvm_of(outs: &[&CellOutput]) -> Option<JvmDetail> {
+    let first = outs.iter().find_map(|o| o.jvm.as_ref())?;
+    let all = |f: fn(&harness::JvmReport) -> Vec<f64>| -> Vec<f64> {
+        outs.iter().filter_map(|o| o.jvm.as_ref()).flat_map(f).collect()
+    };
+    let med = |v: Vec<f64>| crate::stats::median(&v);
+    Some(JvmDetail {
+        jvm: first.jvm.clone(),
+        disruptor_version: first.disruptor_version.clone(),
+        producer_type: first.producer_type.clone(),
+        wait: first.wait.clone(),
+        jit_warmup_passes: first.jit_warmup_passes,
+        allocated_bytes_per_message: med(all(|j| j.allocated_bytes_per_message.clone())),
+        gc_ms_per_run: med(all(|j| j.gc_ms.clone())),
+        gc_count_per_run: med(all(|j| j.gc_count.iter().map(|c| *c as f64).collect())),
+    })
+}
+
+fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
+    let cfg = &r.config["plan"];
+    vec![
+        format!(
+            "{} producer thread(s) and one consumer per run; variants {}; {} messages per run ({} payload bytes each).",
+            a.producers.0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", "),
+            cfg["variants"].as_array().map(|v| v.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")).unwrap_or_default(),
+            a.messages,
+            a.payload
+        ),
+        format!(
+            "The ring runs with wait strategy {}; its size (and the bound of the channel peers) is {} slots; the locked queue is {}.",
+            a.wait,
+            a.ring_size,
+            a.capacity.map_or("unbounded (as the seed)".to_string(), |x| format!("bounded at {x}"))
+        ),
+        format!(
+            "A timed fork makes at least --runs measured runs and keeps measuring until they \
+             add up to about {} ms (it stops where one more run would overshoot by more than \
+             it falls short; at most {} runs), as a JMH iteration has a measurement time: a \
+             fast handoff's runs are noisy one by one, and its fork's median needs more of \
+             them. A fork whose runs spread wider than {:.0}% (interquartile range over \
+             median, judged from {} runs on: time-sliced runs, where threads outnumber cores) \
+             measures on to {} ms. Its warm-up runs move min(messages, {}) messages each. \
+             Every run is kept (runs_ms).",
+            a.min_fork_ms,
+            harness::MAX_RUNS,
+            harness::WIDE_SPREAD * 100.0,
+            harness::SPREAD_MIN_RUNS,
+            a.spread_fork_ms,
+            harness::WARMUP_MESSAGES
+        ),
+        placement_line(a.placement),
+        format!(
+            "The consumer takes messages with {}.",
+            if a.batch <= 1 { "recv() one at a time".to_string() } else { format!("recv_batch(max {})", a.batch) }
+        ),
+        format!(
+            "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use their row's allocator (--allocator; system by default).",
+            cfg["heap_messages"]
+        ),
+        if r.config["shared"]["trace"] == "in-run" {
+            inrun::method_line()
+        } else {
+            format!(
+                "Trace pass: one more untimed child per cell runs {} messages with the recorder installed; producers wrap every {}th send in a `publish` span, the consumer emits a `consume` span with the same flow id and a `messages_per_ms` counter about once per ms.",
+                cfg["trace_messages"], a.sample_every
+            )
+        },
+    ]
+}
+
+fn sampling_lines(run: &Finished<DisruptorVsLbq>, every: u64) -> Vec<String> {
+    if every == 0 {
+        return vec!["Latency sampling was off.".into()];
+    }
+    let Some(rec) = run.cells.iter().find(|c| c.plan.cell.sampling_ab_pairs > 0) else {
+        return Vec::new();
+    };
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for o in rec.outcomes() {
+        a.extend(o.ab_sampled_ms.iter().copied());
+        b.extend(o.ab_unsampled_ms.iter().copied());
+    }
+    let pairs: Vec<f64> =
+        a.iter().zip(&b).filter(|(_, y)| **y > 0.0).map(|(x, y)| (x / y - 1.0) * 100.0).collect();
+    let m = crate::stats::median(&pairs);
+    let ci = crate::stats::median_ci(&pairs);
+    vec![format!(
+        "Cost of latency sampling, measured on {} {}: one sampled and one unsampled run per fork, {} pairs: sampled − unsampled = {}{}.",
+        rec.plan.label,
+        rec.plan.group,
+        pairs.len(),
+        m.map_or("–".into(), |m| format!("{m:+.1}%")),
+        ci.map_or(" [no interval: too few pairs]".into(), |c| format!(" [{:+.1}, {:+.1}] ({:.0}% interval)", c.low, c.high, c.coverage * 100.0))
+    )]
+}
+
+/// The allocators of the run's Rust cells, when other than `system` alone (the
+/// environment record's default text).
+fn run_allocators(run: &Finished<DisruptorVsLbq>) -> Option<Vec<&str>> {
+    let mut v: Vec<&str> = Vec::new();
+    for a in run.cells.iter().filter_map(|c| c.plan.cell.allocator.as_deref()) {
+        if !v.contains(&a) {
+            v.push(a);
+        }
+    }
+    (v.iter().any(|a| *a != "system")).then_some(v)
+}
+
+/// The method line on thread placement (`--placement`).
+fn placement_line(placement: crate::machine::placement::Placement) -> String {
+    use crate::machine::placement::Placement;
+    let how = match placement {
+        Placement::Kernel => "are placed by the kernel (--placement kernel): a run may find a producer and the consumer on one CPU, a different handoff from one between CPUs".to_string(),
+        Placement::Spread => "are each pinned to one CPU, round-robin over the CPUs, however many (--placement spread)".to_string(),
+        Placement::Auto => format!(
+            "are each pinned to their own CPU where the run's threads fit the {} CPUs, JVM rows included (--placement auto); with more threads the kernel places them, and its time-slicing is part of the figure (pinned_cpus says which rows were pinned)",
+            crate::machine::placement::allowed_cpus().map_or(0, |c| c.len())
+        ),
+    };
+    format!("Threads: the consumer and producers of each run {how}.")
+}

@@ -1,0 +1,328 @@
+//! `disruptor-vs-lbq`'s plan: its options checked, the cells (variant × wait × allocator
+//! × P), the baseline and the pairs its ratios are taken of.
+
+use super::{allocators, inrun, DvlArgs, DEFAULT_HEAP_MESSAGES};
+use crate::experiment::{CellPlan, Plan, Shared, Switch};
+use crate::measure::harness::CellSpec;
+use crate::measure::variants::{self, is_jvm, WAITS};
+use crate::units::parse_list;
+use serde_json::json;
+
+fn chosen_variants(a: &DvlArgs, notes: &mut Vec<String>) -> Result<Vec<String>, String> {
+    let explicit = a.variants.is_some();
+    let requested: Vec<String> = match a.variants.as_deref() {
+        Some("all") => variants::all()
+            .into_iter()
+            .filter(|v| !v.name.starts_with("fault-") && v.unavailable.is_none())
+            .map(|v| v.name.to_string())
+            .collect(),
+        Some(list) => parse_list(list),
+        None => vec!["locked".to_string(), "ring".to_string()],
+    };
+    if requested.is_empty() {
+        return Err("--variants: no variant given".into());
+    }
+    let mut chosen = Vec::new();
+    let jvm_missing = crate::measure::jvm::unavailable();
+    for name in &requested {
+        let info = variants::find(name).ok_or_else(|| variants::unknown_variant(name))?;
+        if let (true, Some(why)) = (is_jvm(name), &jvm_missing) {
+            if a.variants.as_deref() != Some("all") {
+                return Err(format!("variant '{name}' cannot run here: {why}"));
+            }
+            notes.push(format!("'{name}' was left out of `all`: {why}."));
+            continue;
+        }
+        if let Some(why) = info.unavailable {
+            if explicit {
+                return Err(format!("variant '{name}' is unavailable in this build: {why}"));
+            }
+            notes.push(format!("'{name}' was left out of the defaults: {why}."));
+            continue;
+        }
+        if !chosen.contains(name) {
+            chosen.push(name.clone());
+        }
+    }
+    if chosen.is_empty() {
+        return Err("no runnable variant left (see `lab list`)".into());
+    }
+    Ok(chosen)
+}
+
+fn waits(a: &DvlArgs) -> Result<Vec<String>, String> {
+    if a.wait == "all" {
+        return Ok(WAITS.iter().map(|w| w.0.to_string()).collect());
+    }
+    let w = parse_list(&a.wait);
+    for x in &w {
+        variants::check_wait(x).map_err(|e| format!("--wait: {e}"))?;
+    }
+    if w.is_empty() {
+        return Err("--wait: no wait strategy given".into());
+    }
+    Ok(w)
+}
+
+fn spread_note(messages: u64, producers: &[usize]) -> Option<String> {
+    let uneven: Vec<usize> =
+        producers.iter().copied().filter(|p| messages % *p as u64 != 0).collect();
+    (!uneven.is_empty()).then(|| {
+        let parts: Vec<String> = uneven
+            .iter()
+            .map(|&p| {
+                let (q, rem) = (messages / p as u64, messages % p as u64);
+                format!("P={p}: {rem} producer(s) send {} and {} send {q}", q + 1, p as u64 - rem)
+            })
+            .collect();
+        format!(
+            "{messages} messages do not divide evenly by every producer count, so they are \
+             spread (the first producers send one more): {}.",
+            parts.join("; ")
+        )
+    })
+}
+
+/// The settings every cell of the plan shares, checked.
+struct Settings<'a> {
+    a: &'a DvlArgs,
+    shared: &'a Shared,
+    ring_size: usize,
+    heap_messages: u64,
+    trace_messages: u64,
+    waits: Vec<String>,
+    allocs: Vec<&'static str>,
+    several: bool,
+    reference: &'static str,
+    /// The compiled JVM classes, when a JVM variant runs.
+    classes: Option<String>,
+}
+
+/// Checks the options, chooses the variants (their notes into `notes`), and resolves the
+/// settings the cells share.
+fn settings<'a>(
+    a: &'a DvlArgs,
+    shared: &'a Shared,
+    notes: &mut Vec<String>,
+) -> Result<(Settings<'a>, Vec<String>), String> {
+    if a.messages == 0 {
+        return Err("--messages must be at least 1 (got 0)".into());
+    }
+    let ring_size = a.ring_size as usize;
+    if !ring_size.is_power_of_two() {
+        return Err(format!(
+            "--ring-size must be a power of two (got {ring_size}); e.g. 65536, 64Ki, 32Mi"
+        ));
+    }
+    if a.capacity == Some(0) {
+        return Err("--capacity must be at least 1 (got 0); omit it for unbounded".into());
+    }
+    if a.batch == 0 {
+        return Err("--batch must be at least 1 (got 0)".into());
+    }
+    let heap_messages = a.heap_messages.unwrap_or(a.messages.min(DEFAULT_HEAP_MESSAGES));
+    let trace_messages = a.trace_messages.unwrap_or(a.messages);
+    if heap_messages == 0 || trace_messages == 0 {
+        return Err("--heap-messages and --trace-messages must be at least 1".into());
+    }
+    let waits = waits(a)?;
+    let chosen = chosen_variants(a, notes)?;
+    let allocs = allocators::expand(&a.allocator);
+    let several = allocs.len() > 1;
+    let reference = allocators::reference(&allocs);
+    let classes = if chosen.iter().any(|v| is_jvm(v)) {
+        Some(crate::measure::jvm::build()?.display().to_string())
+    } else {
+        None
+    };
+    let s = Settings {
+        a,
+        shared,
+        ring_size,
+        heap_messages,
+        trace_messages,
+        waits,
+        allocs,
+        several,
+        reference,
+        classes,
+    };
+    Ok((s, chosen))
+}
+
+/// What one cell runs: variant `v` with wait `w` on allocator `al`, `p` producers,
+/// `pairs` sampled/unsampled pairs per fork.
+fn spec(
+    s: &Settings<'_>,
+    v: &str,
+    w: &Option<String>,
+    al: Option<&str>,
+    p: usize,
+    pairs: usize,
+) -> CellSpec {
+    let a = s.a;
+    CellSpec {
+        variant: v.to_string(),
+        wait: w.clone(),
+        producers: p,
+        messages: a.messages,
+        warmup: s.shared.warmup as usize,
+        runs: s.shared.runs as usize,
+        ring_size: s.ring_size,
+        capacity: a.capacity.map(|c| c as usize),
+        prefetch: 256,
+        payload: a.payload,
+        sample_every: a.sample_every,
+        batch: a.batch as usize,
+        sampling_ab_pairs: pairs,
+        heap_messages: s.heap_messages,
+        trace_messages: s.trace_messages,
+        min_measure_ms: a.min_fork_ms as f64,
+        spread_measure_ms: a.spread_fork_ms as f64,
+        in_run_trace: None,
+        jvm: s.classes.as_ref().filter(|_| is_jvm(v)).map(|c| {
+            crate::measure::harness::JvmSettings {
+                classes: c.clone(),
+                flags: a.jvm_flags.clone(),
+                wait: match a.jvm_wait.as_str() {
+                    "matching" => {
+                        crate::measure::jvm::matching_wait(w.as_deref().unwrap_or("blocking"))
+                            .to_string()
+                    }
+                    other => other.to_string(),
+                },
+                jit_warmup: a.jit_warmup,
+                drop_one: v == "fault-jvm-lbq",
+            }
+        }),
+        allocator: al.map(str::to_string),
+        placement: a.placement,
+    }
+}
+
+/// The cells: per P, per variant, per wait strategy and allocator it takes.
+fn cells(s: &Settings<'_>, chosen: &[String]) -> Vec<CellPlan<CellSpec>> {
+    let (a, several) = (s.a, s.several);
+    let mut cells = Vec::new();
+    let mut first_ring = true;
+    for &p in &a.producers.0 {
+        for v in chosen {
+            let takes_wait = variants::find(v).is_some_and(|i| i.takes_wait);
+            let ws: Vec<Option<String>> =
+                if takes_wait { s.waits.iter().cloned().map(Some).collect() } else { vec![None] };
+            // The JVM rows run on the JVM's own allocator: one row each.
+            let als: Vec<Option<&str>> =
+                if is_jvm(v) { vec![None] } else { s.allocs.iter().copied().map(Some).collect() };
+            for (w, al) in ws.iter().flat_map(|w| als.iter().map(move |al| (w.clone(), *al))) {
+                let mut label = match &w {
+                    Some(w) if s.waits.len() > 1 => format!("{v}[{w}]"),
+                    _ => v.clone(),
+                };
+                if let (Some(al), true) = (al, several) {
+                    label = format!("{label}@{al}");
+                }
+                // One sampled/unsampled pair per fork of the first ring cell measures
+                // what latency sampling costs, over as many forks as there are rounds.
+                let pairs = usize::from(v == "ring" && first_ring && a.sample_every > 0);
+                first_ring &= pairs == 0;
+                let mut c = CellPlan::new(spec(s, v, &w, al, p, pairs), label, format!("P={p}"))
+                    .key("variant", v.as_str())
+                    .key("producers", p);
+                if let Some(w) = &w {
+                    c = c.key("wait", w.as_str());
+                }
+                if let (Some(al), true) = (al, several) {
+                    c = c.key("allocator", al);
+                }
+                c.binary = al.and_then(allocators::binary);
+                // dhat counts the same allocations under every allocator: one heap pass
+                // (the reference allocator's) per variant and P is enough.
+                c.heap &= al.is_none_or(|al| al == s.reference);
+                c.file_stem = format!("{}-p{p}", c.file_stem.replace('@', "-"));
+                c.threads = p + 1;
+                // The JVM's own instruments stand for the heap pass; no Rust recorder
+                // can listen to it.
+                c.heap &= !is_jvm(v);
+                c.trace &= !is_jvm(v);
+                cells.push(c);
+            }
+        }
+    }
+    cells
+}
+
+/// The baseline (`None`: one per allocator), its name for the config, whether it is per
+/// allocator, and the pairs: each row against its allocator's baseline, and each port
+/// against its JVM original.
+type Baselines = (Option<String>, String, bool, Vec<(String, String)>);
+
+fn baselines(s: &Settings<'_>, labels: &[&str]) -> Result<Baselines, String> {
+    let a = s.a;
+    // With several allocators a plain baseline (`locked`) means one per allocator:
+    // every row is paired with the baseline of its own allocator.
+    let per_allocator =
+        s.several && !a.baseline.as_ref().is_some_and(|b| labels.contains(&b.as_str()));
+    let (baseline, baseline_name, mut pairs) = if per_allocator {
+        let (b, pairs) = allocators::own_baselines(labels, &s.allocs, a.baseline.as_deref())?;
+        (None, b, pairs)
+    } else {
+        let baseline = match &a.baseline {
+            Some(b) if labels.contains(&b.as_str()) => b.clone(),
+            Some(b) => {
+                let mut valid: Vec<&str> = labels.to_vec();
+                valid.dedup();
+                return Err(format!(
+                    "--baseline '{b}' is not a row of this run; valid: {}",
+                    valid.join(", ")
+                ));
+            }
+            None if labels.contains(&"locked") => "locked".into(),
+            None => labels[0].to_string(),
+        };
+        (Some(baseline.clone()), baseline, Vec::new())
+    };
+    // Each port against its JVM original, label by label (ring[w] ↔ jvm-disruptor[w],
+    // ring@mimalloc ↔ jvm-disruptor).
+    for (port, orig) in [("locked", "jvm-lbq"), ("ring", "jvm-disruptor")] {
+        for l in labels.iter().filter(|l| l.split(['[', '@']).next() == Some(port)) {
+            let o = allocators::split_label(l).0.replacen(port, orig, 1);
+            if labels.contains(&o.as_str()) && !pairs.contains(&(l.to_string(), o.clone())) {
+                pairs.push((l.to_string(), o));
+            }
+        }
+    }
+    Ok((baseline, baseline_name, per_allocator, pairs))
+}
+
+pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, String> {
+    let mut notes = Vec::new();
+    let (s, chosen) = settings(a, shared, &mut notes)?;
+    let cells = cells(&s, &chosen);
+    let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
+    let (baseline, baseline_name, per_allocator, pairs) = baselines(&s, &labels)?;
+    notes.extend(spread_note(a.messages, &a.producers.0));
+    if shared.heap == Switch::On && (s.several || s.allocs != ["system"]) {
+        notes.push(format!(
+            "Heap passes run in lab-heap under dhat whatever the allocator (dhat counts \
+             allocations, not allocator speed){}.",
+            if s.several {
+                format!("; only the {} rows get one, the counts being the same code's", s.reference)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let mut plan = Plan {
+        cells,
+        baseline,
+        pairs,
+        config: json!({"variants": chosen, "waits": s.waits, "heap_messages": s.heap_messages,
+                       "trace_messages": s.trace_messages, "baseline": baseline_name,
+                       "baseline_per_allocator": per_allocator,
+                       "allocators": s.allocs}),
+        input_size: a.messages,
+        notes,
+    };
+    inrun::twins(shared.trace, &mut plan);
+    Ok(plan)
+}

@@ -1,0 +1,401 @@
+//! `disruptor-vs-lbq`'s Why rules (see [`crate::experiments::why`]): each row's figures,
+//! read from its typed detail with their results.json fields, and the rules on a pair.
+
+use super::HandoffDetail;
+use crate::experiments::why::{self, Fired, Rule, Side};
+use crate::results::{Figure, Results, Row, Why};
+use std::collections::BTreeMap;
+
+const SLEEP_FACTOR: f64 = 10.0;
+const SLEEP_FLOOR: f64 = 0.001;
+const OFF_CPU_POINTS: f64 = 0.10;
+const COUNTER_FACTOR: f64 = 1.5;
+const COUNTER_EVENTS: [&str; 4] = ["task-clock", "instructions", "cache-misses", "branch-misses"];
+
+/// The figures of one row the rules read, each with its field of results.json.
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    /// `heap.blocks_per_message` (the heap pass ran).
+    pub blocks_per_message: Option<Figure>,
+    /// `messages`, when above 0.
+    pub messages: Option<Figure>,
+    /// The consumer thread's `cpu.threads[k].voluntary_cs`.
+    pub consumer_voluntary_cs: Option<Figure>,
+    /// Every thread's `cpu.threads[k].cpu_ms` (`None`: no CPU figures).
+    pub cpu_ms: Option<Vec<Figure>>,
+    /// The consumer's off-CPU account (`off_cpu_by_thread.consumer`).
+    pub off_cpu: Option<OffCpu>,
+    /// The counters of [`COUNTER_EVENTS`] that have a value (`counters["…"]`), by event.
+    pub counters: BTreeMap<&'static str, Figure>,
+}
+
+/// The consumer's off-CPU figures over the trace run.
+#[derive(Debug, Clone)]
+pub struct OffCpu {
+    /// `off_cpu_share`, 0..1.
+    pub share: Figure,
+    /// The state most intervals began in (`states.…`), with its count.
+    pub state: Option<(String, Figure)>,
+    /// The thread that woke it most (`woken_by.…`), with its count.
+    pub waker: Option<(String, Figure)>,
+}
+
+/// The entry of `m` with the largest count (the last of equals, in key order).
+fn most(m: &BTreeMap<String, u64>) -> Option<(String, f64)> {
+    m.iter().map(|(k, v)| (k.clone(), *v as f64)).max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+impl Figures {
+    /// The figures of `results[i]`, from its detail.
+    pub fn of(i: usize, d: &HandoffDetail) -> Figures {
+        let fig =
+            |field: String, value: f64| Figure { field: format!("results[{i}].{field}"), value };
+        let threads = d.cpu.as_ref().map(|c| &c.threads);
+        let consumer =
+            threads.and_then(|t| t.iter().enumerate().find(|(_, t)| t.name == "consumer"));
+        let off_cpu = d.off_cpu_by_thread.as_ref().and_then(|t| t.get("consumer")).map(|c| {
+            let at = |k: &str| format!("off_cpu_by_thread.consumer.{k}");
+            OffCpu {
+                share: fig(at("off_cpu_share"), c.off_cpu_share),
+                state: most(&c.states)
+                    .map(|(k, n)| (k.clone(), fig(at(&format!("states.{k}")), n))),
+                waker: most(&c.woken_by)
+                    .map(|(w, n)| (w.clone(), fig(at(&format!("woken_by.{w}")), n))),
+            }
+        });
+        let counters = COUNTER_EVENTS
+            .into_iter()
+            .filter_map(|ev| {
+                let v = d.counters.as_ref()?.get(ev).copied().flatten()?;
+                Some((ev, fig(format!("counters[\"{ev}\"]"), v)))
+            })
+            .collect();
+        Figures {
+            blocks_per_message: d
+                .heap
+                .as_ref()
+                .map(|h| fig("heap.blocks_per_message".into(), h.blocks_per_message)),
+            messages: (d.messages > 0).then(|| fig("messages".into(), d.messages as f64)),
+            consumer_voluntary_cs: consumer
+                .map(|(k, t)| fig(format!("cpu.threads[{k}].voluntary_cs"), t.voluntary_cs)),
+            cpu_ms: threads.map(|t| {
+                t.iter()
+                    .enumerate()
+                    .map(|(k, t)| fig(format!("cpu.threads[{k}].cpu_ms"), t.cpu_ms))
+                    .collect()
+            }),
+            off_cpu,
+            counters,
+        }
+    }
+}
+
+/// The rules, in the order their sentences are written.
+const RULES: [Rule<Figures>; 5] = [allocation, sleeping, off_cpu, counters, cpu_time];
+
+/// The Why section of a run.
+pub fn section(r: &Results) -> Vec<Why> {
+    let figures = |i: usize, x: &Row| {
+        x.typed_detail::<HandoffDetail>().map(|d| Figures::of(i, &d)).unwrap_or_default()
+    };
+    why::section(r, figures, &RULES)
+}
+
+type Pair<'a, 'b> = &'a Side<'b, Figures>;
+
+fn allocation(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
+    why::allocation(
+        (row.label, row.figures.blocks_per_message.as_ref()),
+        (base.label, base.figures.blocks_per_message.as_ref()),
+        "message",
+    )
+}
+
+fn sleeping(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
+    let get = |x: Pair<'_, '_>| {
+        let cs = x.figures.consumer_voluntary_cs.clone()?;
+        let m = x.figures.messages.clone()?;
+        Some((cs.value / m.value, vec![cs, m]))
+    };
+    let ((a, fa), (b, fb)) = (get(row)?, get(base)?);
+    let (hi, lo) = (a.max(b), a.min(b));
+    (hi >= SLEEP_FLOOR && hi >= SLEEP_FACTOR * lo).then(|| {
+        (
+            "sleeping",
+            format!(
+                "{}'s consumer blocked {} times per message (voluntary context switches), \
+                 {}'s {} (rule: at least {SLEEP_FACTOR}× apart and the larger at least \
+                 {SLEEP_FLOOR} per message; getrusage per thread, timed runs).",
+                row.label,
+                small(a),
+                base.label,
+                small(b)
+            ),
+            [fa, fb].concat(),
+        )
+    })
+}
+
+/// Three significant digits, however small.
+fn small(v: f64) -> String {
+    if v != 0.0 && v.abs() < 0.001 {
+        format!("{v:.2e}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn off_cpu(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
+    fn get<'a>(x: &'a Side<'_, Figures>) -> Option<(f64, &'a OffCpu, Vec<Figure>)> {
+        let c = x.figures.off_cpu.as_ref()?;
+        let mut figs = vec![c.share.clone()];
+        figs.extend(c.state.iter().map(|(_, f)| f.clone()));
+        figs.extend(c.waker.iter().map(|(_, f)| f.clone()));
+        Some((c.share.value, c, figs))
+    }
+    let ((a, ca, fa), (b, cb, fb)) = (get(row)?, get(base)?);
+    let woke = |c: &OffCpu| {
+        let mut t = String::new();
+        if let Some((k, n)) = &c.state {
+            t += &format!(", most intervals in state {k} ({:.0})", n.value);
+        }
+        if let Some((w, n)) = &c.waker {
+            t += &format!(", woken mostly by {w} ({:.0} times)", n.value);
+        }
+        t
+    };
+    ((a - b).abs() >= OFF_CPU_POINTS).then(|| {
+        (
+            "off-cpu",
+            format!(
+                "{}'s consumer was off the CPU {:.1}% of the trace run{}, {}'s {:.1}%{} (rule: \
+                 at least {:.0} points apart; sched_switch in the trace pass).",
+                row.label,
+                a * 100.0,
+                woke(ca),
+                base.label,
+                b * 100.0,
+                woke(cb),
+                OFF_CPU_POINTS * 100.0
+            ),
+            [fa, fb].concat(),
+        )
+    })
+}
+
+fn counters(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
+    let get = |x: Pair<'_, '_>, ev: &str| {
+        x.figures.counters.get(ev).filter(|f| f.value > 0.0).map(|f| (f.value, f.clone()))
+    };
+    let mut parts = Vec::new();
+    let mut figs = Vec::new();
+    for ev in COUNTER_EVENTS {
+        let (Some((a, fa)), Some((b, fb))) = (get(row, ev), get(base, ev)) else { continue };
+        if a.max(b) >= COUNTER_FACTOR * a.min(b) {
+            parts.push(format!("{ev} {a:.3} against {b:.3}"));
+            figs.extend([fa, fb]);
+        }
+    }
+    (!parts.is_empty()).then(|| {
+        (
+            "counter",
+            format!(
+                "per message, {} against {}: {} (rule: a counter at least {COUNTER_FACTOR}× \
+                 apart; perf_event_open, timed runs; task-clock in ns).",
+                row.label,
+                base.label,
+                parts.join("; ")
+            ),
+            figs,
+        )
+    })
+}
+
+fn cpu_time(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
+    let has_clock = |x: Pair<'_, '_>| x.figures.counters.contains_key("task-clock");
+    if has_clock(row) && has_clock(base) {
+        return None;
+    }
+    let get = |x: Pair<'_, '_>| {
+        let threads = x.figures.cpu_ms.as_ref()?;
+        let ms: f64 = threads.iter().map(|f| f.value).sum();
+        let m = x.figures.messages.clone()?;
+        (ms > 0.0).then(|| {
+            let mut figs = threads.clone();
+            let per = ms * 1e6 / m.value;
+            figs.push(m);
+            (per, figs)
+        })
+    };
+    let ((a, fa), (b, fb)) = (get(row)?, get(base)?);
+    (a.max(b) >= COUNTER_FACTOR * a.min(b)).then(|| {
+        (
+            "cpu-time",
+            format!(
+                "{} spent {a:.1} ns of CPU per message over all its threads, {} {b:.1} (rule: \
+                 at least {COUNTER_FACTOR}× apart; getrusage per thread, timed runs).",
+                row.label, base.label
+            ),
+            [fa, fb].concat(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::analyse::{Cpu, Heap, ThreadCpu};
+    use super::*;
+    use crate::profile::sched::ThreadOffCpu;
+    use crate::results::Ratio;
+    use serde_json::json;
+
+    fn row(label: &str, detail: HandoffDetail) -> Row {
+        let mut x: Row = serde_json::from_value(json!({
+            "label": label, "key": {}, "group": "P=1", "status": "OK", "valid": true,
+            "unit": "ms", "higher_is_better": false, "score": 10.0, "forks": []
+        }))
+        .expect("row");
+        x.set_detail(&detail);
+        x
+    }
+
+    fn results(rows: Vec<Row>, ratio: (f64, f64, f64)) -> Results {
+        let mut r = Results {
+            schema_version: crate::results::SCHEMA_VERSION,
+            experiment: "t".into(),
+            status: "complete".into(),
+            environment: crate::machine::Environment::default(),
+            config: json!({}),
+            rounds: crate::results::RoundsDone { planned: 1, finished: 1, made_up: 0 },
+            results: Vec::new(),
+            ratios: Vec::new(),
+            tables: Vec::new(),
+            targets: Vec::new(),
+            charts: Vec::new(),
+            files: Vec::new(),
+            method: Vec::new(),
+            notes: Vec::new(),
+            why: Vec::new(),
+        };
+        r.results = rows;
+        r.ratios.push(Ratio {
+            variant: "ring".into(),
+            baseline: "locked".into(),
+            group: "P=1".into(),
+            producers: Some(1),
+            median: Some(ratio.0),
+            ci_low: Some(ratio.1),
+            ci_high: Some(ratio.2),
+            coverage: Some(0.99),
+            rounds: 18,
+            unstable: false,
+            rounds_needed: None,
+            off_phase_rounds: 0,
+            off_phase_median: None,
+        });
+        r
+    }
+
+    fn figures(blocks: f64, vcs: f64) -> HandoffDetail {
+        let thread = |name: &str, voluntary_cs: f64| ThreadCpu {
+            name: name.into(),
+            cpu_ms: 1.0,
+            voluntary_cs,
+            ..Default::default()
+        };
+        HandoffDetail {
+            messages: 1000,
+            heap: Some(Heap { blocks_per_message: blocks, ..Default::default() }),
+            cpu: Some(Cpu {
+                threads: vec![thread("producer-0", 0.0), thread("consumer", vcs)],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn consumer_off_cpu(
+        share: f64,
+        woken_by: &[(&str, u64)],
+    ) -> Option<BTreeMap<String, ThreadOffCpu>> {
+        let c = ThreadOffCpu {
+            off_cpu_share: share,
+            woken_by: woken_by.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+            ..Default::default()
+        };
+        Some([("consumer".to_string(), c)].into())
+    }
+
+    fn counters(task_clock: f64, instructions: f64) -> Option<crate::profile::counters::Values> {
+        Some(
+            [("task-clock", task_clock), ("instructions", instructions)]
+                .map(|(k, v)| (k.to_string(), Some(v)))
+                .into(),
+        )
+    }
+
+    #[test]
+    fn equal_figures_give_no_reason() {
+        let r = results(
+            vec![row("locked", figures(1.0, 5.0)), row("ring", figures(1.0, 5.0))],
+            (3.0, 2.5, 3.5),
+        );
+        let w = section(&r);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].rule, "no-reason");
+        assert!(w[0].text.contains("no rule found a reason"), "{}", w[0].text);
+        assert_eq!(w[0].figures[0].field, "ratios[0].median");
+        assert_eq!(w[0].figures[0].value, 3.0);
+    }
+
+    #[test]
+    fn an_interval_holding_one_has_nothing_to_explain() {
+        let r = results(
+            vec![row("locked", figures(1.0, 500.0)), row("ring", figures(0.0, 1.0))],
+            (1.02, 0.97, 1.08),
+        );
+        let w = section(&r);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].rule, "no-difference");
+    }
+
+    #[test]
+    fn allocation_and_sleeping_fire_with_their_figures() {
+        let r = results(
+            vec![row("locked", figures(1.0, 500.0)), row("ring", figures(0.0, 1.0))],
+            (10.0, 9.0, 11.0),
+        );
+        let w = section(&r);
+        let rules: Vec<&str> = w.iter().map(|w| w.rule.as_str()).collect();
+        assert_eq!(rules, ["allocation", "sleeping"], "{w:?}");
+        let alloc = &w[0];
+        assert!(alloc.text.contains("ring makes 0.000 heap allocations per message, locked 1.000"));
+        assert_eq!(alloc.figures[0].field, "results[1].heap.blocks_per_message");
+        assert_eq!(alloc.figures[1].field, "results[0].heap.blocks_per_message");
+        let sleep = &w[1];
+        assert!(sleep.text.contains("0.0010") && sleep.text.contains("0.5000"), "{}", sleep.text);
+        assert!(sleep
+            .figures
+            .iter()
+            .any(|f| f.field == "results[0].cpu.threads[1].voluntary_cs" && f.value == 500.0));
+    }
+
+    #[test]
+    fn off_cpu_and_counters_read_their_fields() {
+        let mut a = figures(0.0, 0.0);
+        a.off_cpu_by_thread = consumer_off_cpu(0.4, &[("producer-0", 90)]);
+        a.counters = counters(200.0, 900.0);
+        let mut b = figures(0.0, 0.0);
+        b.off_cpu_by_thread = consumer_off_cpu(0.01, &[]);
+        b.counters = counters(20.0, 850.0);
+        let r = results(vec![row("locked", a), row("ring", b)], (8.0, 7.0, 9.0));
+        let w = section(&r);
+        let rules: Vec<&str> = w.iter().map(|w| w.rule.as_str()).collect();
+        assert_eq!(rules, ["off-cpu", "counter"], "{w:?}");
+        assert!(w[0].text.contains("ring's consumer was off the CPU 1.0%"), "{}", w[0].text);
+        assert!(w[0].text.contains("locked's 40.0%"), "{}", w[0].text);
+        assert!(w[0].text.contains("woken mostly by producer-0 (90 times)"), "{}", w[0].text);
+        assert!(w[1].text.contains("task-clock 20.000 against 200.000"), "{}", w[1].text);
+        assert!(!w[1].text.contains("instructions"), "{}", w[1].text);
+    }
+}
