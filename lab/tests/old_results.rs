@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{lab, out_dir, text};
+use common::{lab, out_dir, text, tiny_no_passes};
 use std::path::Path;
 
 fn fixture() -> std::path::PathBuf {
@@ -37,25 +37,12 @@ fn an_earlier_results_json_compares_with_itself_as_no_change() {
 #[test]
 fn an_earlier_results_json_compares_with_a_fresh_run_of_the_same_shape() {
     let dir = out_dir("old_results", "fresh");
-    let o = lab(&[
+    let args = tiny_no_passes(
         "disruptor-vs-lbq",
-        "--messages",
-        "64Ki",
-        "--producers",
-        "1,2",
-        "--rounds",
         "2",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--heap",
-        "off",
-        "--trace",
-        "off",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+        &["--messages", "64Ki", "--producers", "1,2", "--out", dir.to_str().unwrap()],
+    );
+    let o = lab(&args);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let f = fixture();
     let o = lab(&["compare", f.to_str().unwrap(), dir.join("results.json").to_str().unwrap()]);
