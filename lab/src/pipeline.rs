@@ -207,6 +207,8 @@ fn assemble<E: Experiment>(
         method: method(shared),
         notes,
         why: Vec::new(),
+        verdict: Vec::new(),
+        reasons: None,
     }
 }
 

@@ -309,6 +309,14 @@ pub struct Chart {
     pub y_label: String,
     /// (series name, points).
     pub series: Vec<(String, Vec<(f64, f64)>)>,
+    /// Per series name, an interval at each x, `(x, low, high)`, drawn as a bar through
+    /// the point (absent from charts without intervals).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<(String, Vec<(f64, f64, f64)>)>,
+    /// Reference points drawn beside the series, unjoined (e.g. a seed's published ratios):
+    /// (name, points).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<(String, Vec<(f64, f64)>)>,
 }
 
 /// A file of the run folder with what it is.
@@ -355,6 +363,52 @@ pub struct Results {
     /// (absent from experiments that have none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub why: Vec<Why>,
+    /// The verdict, first thing a reader sees: one line per comparison, computed from the
+    /// run's ratios and their intervals (absent from results written before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdict: Vec<String>,
+    /// The reasons behind the verdict as one table: a row per reason, a column per compared
+    /// pair, each cell the figure the reason rests on (absent where there are none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasons: Option<Reasons>,
+}
+
+/// The reasons table: the figures the Why rules rest on, a row per reason.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Reasons {
+    /// Title.
+    pub title: String,
+    /// One column per compared pair or per row (e.g. `ring/locked P=2`).
+    pub columns: Vec<String>,
+    /// One row per reason.
+    pub rows: Vec<ReasonRow>,
+    /// A footnote under the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One reason (allocations per message, consumer sleeps per message, …) across the columns.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ReasonRow {
+    /// What the figures are, with their unit.
+    pub reason: String,
+    /// The Why rule that reads them (`allocation`, `sleeping`, …).
+    pub rule: String,
+    /// Per column, the text shown (e.g. `1.00 vs 0.001`) and the results.json figures it
+    /// quotes; `None` where not measured.
+    pub cells: Vec<Option<ReasonCell>>,
+}
+
+/// One cell of the reasons table.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ReasonCell {
+    /// The text shown.
+    pub text: String,
+    /// The results.json fields it quotes, with their values.
+    pub figures: Vec<Figure>,
+    /// Whether the reason's rule fired on this pair.
+    #[serde(default)]
+    pub fired: bool,
 }
 
 /// Rounds planned and finished.
@@ -389,7 +443,7 @@ pub struct Why {
 }
 
 /// A field of results.json and its value.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Figure {
     /// A path into results.json, e.g. `results[3].heap.blocks_per_message`.
     pub field: String,

@@ -509,6 +509,7 @@ fn depth_chart(run: &Finished<HeapGrowth>) -> Option<Chart> {
         x_label: "ms since start".into(),
         y_label: "messages queued".into(),
         series,
+        ..Default::default()
     })
 }
 

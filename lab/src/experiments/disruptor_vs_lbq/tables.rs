@@ -476,12 +476,14 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
             x_label: "producers (P)".into(),
             y_label: "messages/s".into(),
             series: qps,
+            ..Default::default()
         },
         Chart {
             title: "Latency of sampled messages (log scale)".into(),
             x_label: "producers (P)".into(),
             y_label: "µs".into(),
             series: lat,
+            ..Default::default()
         },
     ]
 }

@@ -276,6 +276,8 @@ mod tests {
             method: Vec::new(),
             notes: Vec::new(),
             why: Vec::new(),
+            verdict: Vec::new(),
+            reasons: None,
         };
         r.results = rows;
         r.ratios.push(Ratio {
