@@ -249,7 +249,6 @@ fn locked_consumer_is_woken_by_the_producer() {
         *by_waker.entry(w).or_default() += 1;
         *by_state.entry(s["args"]["state"].as_str().unwrap_or("?").to_string()).or_default() += 1;
     }
-    let named = by_waker.get("producer-0").copied().unwrap_or(0);
     let ends = t.flow_ends();
     let flows = t
         .events
