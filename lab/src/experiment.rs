@@ -71,14 +71,14 @@ pub struct Shared {
     /// Output folder [default: traces/<experiment>/<timestamp>/ in the workspace].
     #[arg(long, help_heading = "Shared options")]
     pub out: Option<PathBuf>,
-    /// Rounds: each round runs every cell once as a fresh child process (a fork), in a
-    /// rotated order; ratios are paired within rounds.
+    /// Rounds, a count: each round runs every cell once as a fresh child process (a fork),
+    /// in a rotated order; ratios are paired within rounds.
     #[arg(long, value_parser = size, help_heading = "Shared options")]
     pub rounds: u64,
-    /// Measured runs in each fork (a fork's score is their median).
+    /// Measured runs per fork, a count (a fork's score is their median).
     #[arg(long, value_parser = size, help_heading = "Shared options")]
     pub runs: u64,
-    /// Warm-up runs in each fork, discarded.
+    /// Warm-up runs per fork, a count, discarded.
     #[arg(long, value_parser = size, help_heading = "Shared options")]
     pub warmup: u64,
     /// Trace pass: a separate untimed child per cell with a recorder (`in-run`: the
@@ -88,7 +88,8 @@ pub struct Shared {
     /// Heap pass: a separate untimed child per cell under dhat.
     #[arg(long, value_enum, help_heading = "Shared options")]
     pub heap: Switch,
-    /// Watchdog: seconds a child may go without finishing a run before it is killed.
+    /// Watchdog, in seconds: how long a child may go without finishing a run before it is
+    /// killed.
     #[arg(long, value_parser = size, default_value = "120", help_heading = "Shared options")]
     pub timeout: u64,
 }

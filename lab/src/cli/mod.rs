@@ -175,7 +175,7 @@ fn list() {
     println!("\nVariants of disruptor-vs-lbq (--variants):");
     for v in crate::measure::variants::all() {
         let note = v.unavailable.map(|w| format!(" [unavailable: {w}]")).unwrap_or_default();
-        println!("  {:<18} {}{note}", v.name, v.description);
+        println!("  {:<18} {}{note}", v.name, v.help());
     }
     println!("\nRing wait strategies (--wait):");
     for (w, d) in crate::measure::variants::WAITS {

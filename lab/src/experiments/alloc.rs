@@ -67,10 +67,10 @@ fn sizes(s: &str) -> Result<Sizes, String> {
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct AllocArgs {
-    /// Allocate + free cycles per iteration (a number or a size like 100K).
+    /// Allocate + free cycles per iteration, a count: a number or a size like 100K.
     #[arg(long, value_parser = size, default_value = "100000")]
     pub ops: u64,
-    /// Buffer sizes in bytes, a comma list [default: the seed's 0,256,1024,4096,16384,65536].
+    /// Buffer sizes in bytes, a comma list (the default is the seed's).
     #[arg(long, value_parser = sizes, default_value = "0,256,1024,4096,16384,65536")]
     pub sizes: Sizes,
 }

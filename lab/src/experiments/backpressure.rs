@@ -245,13 +245,14 @@ fn rates(s: &str) -> Result<Rates, String> {
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct BackpressureArgs {
-    /// Elements per grid run (the seed cases always use 1000).
+    /// Elements per grid run, a count (the seed cases always use 1000).
     #[arg(long, value_parser = size, default_value = "2000")]
     pub elements: u64,
-    /// Buffer capacities of the grid, a comma list.
+    /// Buffer capacities of the grid, in elements, a comma list.
     #[arg(long, value_parser = capacities, default_value = "10,100,1000")]
     pub capacities: Capacities,
-    /// Producer rates of the grid as multiples of the consumer's nominal rate, a comma list.
+    /// Producer rates of the grid, a comma list of multiples (×) of the consumer's nominal
+    /// rate (1: as fast as it consumes).
     #[arg(long, value_parser = rates, default_value = "0.5,1,2,4")]
     pub rates: Rates,
 }

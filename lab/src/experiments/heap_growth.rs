@@ -67,8 +67,8 @@ pub struct HeapGrowthArgs {
     /// 2 × the bound of the bounded variants (2048), or a bounded queue never fills.
     #[arg(long, value_parser = size, default_value = "20000")]
     pub messages: u64,
-    /// Dependent multiply-adds the consumer does per message: what makes it slower than
-    /// the producer.
+    /// Work per message, in dependent multiply-adds the consumer does: what makes it
+    /// slower than the producer.
     #[arg(long, value_parser = size, default_value = "20000")]
     pub work: u64,
 }

@@ -113,10 +113,10 @@ impl Demand {
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct LatencyArgs {
-    /// Elements per run (a number or a size like 100K).
+    /// Elements per run, a count: a number or a size like 100K.
     #[arg(long, value_parser = size, default_value = "100000")]
     pub elements: u64,
-    /// Variants, a comma list.
+    /// Variants, a comma list of the names below.
     #[arg(
         long,
         value_enum,
@@ -124,14 +124,13 @@ pub struct LatencyArgs {
         default_value = "reactive,reactive-p1,reactive-iter-p1,locked,ring,naive"
     )]
     pub variants: Vec<Variant>,
-    /// Demand modes, a comma list.
+    /// Demand modes, a comma list of the names below.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "bulk,one-by-one")]
     pub demand: Vec<Demand>,
-    /// Schedulers of the reactive rows, one row each: single, parallel, rayon, a comma
-    /// list, or all.
-    #[arg(long, value_parser = schedulers::parse, default_value = "parallel")]
+    /// Schedulers of the reactive rows, one row each: a comma list of the names below, or `all`.
+    #[arg(long, value_parser = schedulers::PARSER, default_value = "parallel")]
     pub scheduler: Schedulers,
-    /// Threads of the parallel and rayon schedulers (single has one).
+    /// Worker threads of the parallel and rayon schedulers (single has one).
     #[arg(long, value_parser = size, default_value = "2")]
     pub workers: u64,
 }

@@ -2,6 +2,7 @@
 
 mod alloc;
 mod backpressure;
+mod choices;
 mod disruptor_vs_lbq;
 mod echo_server;
 mod heap_growth;

@@ -64,6 +64,27 @@ pub struct Schedulers(pub Vec<Sched>);
 /// What `--scheduler`'s help lists.
 pub const HELP_VALUES: &str = "single, parallel, rayon, a comma list, or all";
 
+/// `--scheduler`'s possible values: every scheduler with its description, then `all`.
+pub fn values() -> Vec<clap::builder::PossibleValue> {
+    use clap::builder::PossibleValue;
+    let help = |s: Sched| match s {
+        Sched::Single => "Scheduler::single(): one worker thread of the reactive crate's own",
+        Sched::Parallel => {
+            "Scheduler::parallel(--workers): own worker threads, a subscription pinned to one"
+        }
+        Sched::Rayon => {
+            "Scheduler::rayon(--workers): a rayon pool; drains are jobs any thread may steal"
+        }
+    };
+    ALL.iter()
+        .map(|s| PossibleValue::new(s.name()).help(help(*s)))
+        .chain([PossibleValue::new("all").help("every scheduler above, one row each")])
+        .collect()
+}
+
+/// `--scheduler`'s value parser: [`parse`], listing [`values`] in the help.
+pub const PARSER: super::choices::Choices<Schedulers> = super::choices::Choices::new(parse, values);
+
 /// Parses `single`, `parallel`, `rayon`, a comma list of them, or `all`; a wrong name is
 /// one line naming the valid ones.
 pub fn parse(s: &str) -> Result<Schedulers, String> {

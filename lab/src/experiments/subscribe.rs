@@ -28,15 +28,14 @@ pub struct SubscribeOverhead;
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct SubscribeArgs {
-    /// N: elements of the range, subscriptions of the subscribe loops (a number or a size
-    /// like 1M).
+    /// N, a count: elements of the range, subscriptions of the subscribe loops (a number
+    /// or a size like 1M).
     #[arg(long, value_parser = size, default_value = "1M")]
     pub elements: u64,
-    /// Schedulers of the publish-on row, one row each: single, parallel, rayon, a comma
-    /// list, or all.
-    #[arg(long, value_parser = schedulers::parse, default_value = "single")]
+    /// Schedulers of the publish-on row, one row each: a comma list of the names below, or `all`.
+    #[arg(long, value_parser = schedulers::PARSER, default_value = "single")]
     pub scheduler: Schedulers,
-    /// Threads of the parallel and rayon schedulers (single has one).
+    /// Worker threads of the parallel and rayon schedulers (single has one).
     #[arg(long, value_parser = size, default_value = "2")]
     pub workers: u64,
 }

@@ -20,6 +20,21 @@ pub struct VariantInfo {
     pub takes_wait: bool,
     /// Why it cannot run in this build, if it cannot.
     pub unavailable: Option<&'static str>,
+    /// What the machine must have for it to run (`None`: nothing beyond the build).
+    pub needs: Option<&'static str>,
+}
+
+impl VariantInfo {
+    /// Its line in `--help` and `lab list`: the description and what it needs.
+    pub fn help(&self) -> String {
+        let needs = self.needs.map(|n| format!(" (needs {n})")).unwrap_or_default();
+        format!("{}{needs}", self.description)
+    }
+
+    /// Whether it is a planted fault (test only, offered with `LAB_FAULTS=1`).
+    pub fn is_fault(&self) -> bool {
+        self.name.starts_with("fault-")
+    }
 }
 
 const VARIANTS: &[VariantInfo] = &[
@@ -30,6 +45,7 @@ const VARIANTS: &[VariantInfo] = &[
         ours: true,
         takes_wait: false,
         unavailable: None,
+        needs: None,
     },
     VariantInfo {
         name: "ring",
@@ -38,6 +54,7 @@ const VARIANTS: &[VariantInfo] = &[
         ours: true,
         takes_wait: true,
         unavailable: None,
+        needs: None,
     },
     VariantInfo {
         name: "reactive",
@@ -46,6 +63,7 @@ const VARIANTS: &[VariantInfo] = &[
         ours: true,
         takes_wait: false,
         unavailable: None,
+        needs: None,
     },
     VariantInfo {
         name: "naive",
@@ -54,6 +72,7 @@ const VARIANTS: &[VariantInfo] = &[
         ours: true,
         takes_wait: false,
         unavailable: None,
+        needs: None,
     },
     VariantInfo {
         name: "crossbeam",
@@ -61,6 +80,7 @@ const VARIANTS: &[VariantInfo] = &[
         ours: false,
         takes_wait: false,
         unavailable: None,
+        needs: None,
     },
     VariantInfo {
         name: "std-mpsc",
@@ -68,6 +88,7 @@ const VARIANTS: &[VariantInfo] = &[
         ours: false,
         takes_wait: false,
         unavailable: None,
+        needs: None,
     },
     VariantInfo {
         name: "disruptor-rs",
@@ -75,53 +96,60 @@ const VARIANTS: &[VariantInfo] = &[
         ours: false,
         takes_wait: false,
         unavailable: None,
+        needs: None,
     },
     VariantInfo {
         name: "jvm-lbq",
-        description: "the JVM original: java.util.concurrent.LinkedBlockingQueue put/take \
-                      (tools/jvm/Bus.java; needs a JDK)",
+        description: "the JVM original: java.util.concurrent.LinkedBlockingQueue put/take, \
+                      tools/jvm/Bus.java",
         ours: false,
         takes_wait: false,
         unavailable: None,
+        needs: Some("a JDK"),
     },
     VariantInfo {
         name: "jvm-disruptor",
-        description: "the JVM original: LMAX Disruptor 3.4, the wait strategy matching --wait \
-                      (tools/jvm/Bus.java; needs a JDK and libdisruptor-java)",
+        description: "the JVM original: LMAX Disruptor 3.4, the wait strategy matching --wait, \
+                      tools/jvm/Bus.java",
         ours: false,
         takes_wait: true,
         unavailable: None,
+        needs: Some("a JDK and libdisruptor-java"),
     },
 ];
 
 const FAULT_VARIANTS: &[VariantInfo] = &[
     VariantInfo {
         name: "fault-lossy",
-        description: "test only: loses every 1000th message",
+        description: "test only: loses every 1000th message (LAB_FAULTS=1)",
         ours: false,
         takes_wait: false,
         unavailable: None,
+        needs: None,
     },
     VariantInfo {
         name: "fault-hang",
-        description: "test only: the consumer hangs",
+        description: "test only: the consumer hangs (LAB_FAULTS=1)",
         ours: false,
         takes_wait: false,
         unavailable: None,
+        needs: None,
     },
     VariantInfo {
         name: "fault-jvm-lbq",
-        description: "test only: jvm-lbq with one message dropped by producer 0",
+        description: "test only: jvm-lbq with one message dropped by producer 0 (LAB_FAULTS=1)",
         ours: false,
         takes_wait: false,
         unavailable: None,
+        needs: Some("a JDK"),
     },
     VariantInfo {
         name: "fault-crash",
-        description: "test only: the process aborts",
+        description: "test only: the process aborts (LAB_FAULTS=1)",
         ours: false,
         takes_wait: false,
         unavailable: None,
+        needs: None,
     },
 ];
 
@@ -132,6 +160,39 @@ pub fn all() -> Vec<VariantInfo> {
         v.extend_from_slice(FAULT_VARIANTS);
     }
     v
+}
+
+/// Every variant the lab knows, the fault variants included whether or not this process
+/// offers them: what the help of `--variants` is checked against.
+pub fn registry() -> Vec<VariantInfo> {
+    VARIANTS.iter().chain(FAULT_VARIANTS).copied().collect()
+}
+
+/// The variants that run through a [`Handoff`] in this process: [`all`] less the JVM
+/// originals (what a harness other than disruptor-vs-lbq's can drive).
+pub fn handoffs() -> Vec<VariantInfo> {
+    all().into_iter().filter(|v| !is_jvm(v.name)).collect()
+}
+
+/// What `all` stands for in a `--variants` list: every variant but the planted faults
+/// and those unavailable in this build (JVM ones are then left out where no JDK is found).
+pub const ALL_HELP: &str =
+    "every variant above but the planted faults (jvm-* only where a JDK is found)";
+
+/// The help line of a `--variants` option taking the names of `variants`: what it is,
+/// then what the variants that need something more need, built from the registry.
+pub fn list_help(what: &str, variants: &[VariantInfo]) -> String {
+    let needs: Vec<String> =
+        variants.iter().filter_map(|v| v.needs.map(|n| format!("{} needs {n}", v.name))).collect();
+    let faults = variants.iter().any(VariantInfo::is_fault);
+    let mut s = what.to_string();
+    if !needs.is_empty() {
+        s.push_str(&format!("; {}", needs.join(", ")));
+    }
+    if faults {
+        s.push_str("; fault-* are planted faults for tests (LAB_FAULTS=1)");
+    }
+    s
 }
 
 /// True for the variants that run on the JVM (tools/jvm/Bus.java) rather than a Handoff.

@@ -16,10 +16,13 @@ pub use analyse::HandoffDetail;
 
 use crate::experiment::{size, Defaults, Experiment, Finished, Measured, Outcome, Plan, Shared};
 use crate::experiment::{Switch, TraceMode};
+use crate::experiments::choices::{self, Choices};
 use crate::measure::harness::{self, CellOutput, CellSpec, PAYLOADS};
+use crate::measure::variants;
 use crate::protocol::Ctx;
 use crate::results::Results;
 use crate::units::parse_producers;
+use clap::builder::PossibleValue;
 use clap::Args;
 use serde::Serialize;
 
@@ -27,8 +30,9 @@ use serde::Serialize;
 #[derive(Debug)]
 pub struct DisruptorVsLbq;
 
-/// Messages per run by default: the default run (two variants × six P in 27 rounds, plus
-/// the heap and trace passes) ends in about two minutes on 2 cores. The seed used 32Mi.
+/// Messages per run by default, small enough that the default run (two variants × six P
+/// in 27 rounds, plus the heap and trace passes) ends in minutes on 2 cores (its measured
+/// duration is in docs/seeds.md). The seed used 32Mi.
 pub const DEFAULT_MESSAGES: &str = "1Mi";
 
 /// Heap runs are slow (a backtrace per allocation): at most this many messages.
@@ -54,70 +58,90 @@ fn payload(s: &str) -> Result<usize, String> {
     }
 }
 
+/// `--payload`'s possible values: the payload sizes compiled in, bytes (clap keeps names
+/// as 'static strings; the help is built a few times per process).
+fn payloads() -> Vec<PossibleValue> {
+    let text = |n: usize| -> &'static str { Box::leak(n.to_string().into_boxed_str()) };
+    PAYLOADS.iter().map(|p| PossibleValue::new(text(*p))).collect()
+}
+
+fn variants_help() -> String {
+    variants::list_help(
+        "Variants to run: a comma list of the names below, or `all` [default: locked,ring]",
+        &variants::all(),
+    )
+}
+
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct DvlArgs {
-    /// Messages per run: a number or a size like 32Mi, 1M (the seed: 32Mi).
+    /// Messages per run, a count: a number or a size like 1M, 32Mi (the seed: 32Mi).
     #[arg(long, value_parser = size, default_value = DEFAULT_MESSAGES)]
     pub messages: u64,
-    /// Producer counts: `1,2,4` or `1..6`.
+    /// Producer counts (threads; one row per count): `1,2,4` or `1..6`.
     #[arg(long, value_parser = producers, default_value = "1..6")]
     pub producers: Producers,
-    /// Variants: any of locked,ring,reactive,naive,crossbeam,std-mpsc,disruptor-rs, or
-    /// `all` [default: locked,ring].
-    #[arg(long)]
+    /// Variants to run: a comma list of the registry's names, or `all` [default:
+    /// locked,ring]; the help lists them from `measure::variants`.
+    #[arg(long, help = variants_help(),
+          value_parser = Choices::new(choices::variant_list, choices::all_variants))]
     pub variants: Option<String>,
-    /// The row ratios are taken against [default: locked, or the first variant].
+    /// The variant the row ratios are taken against, one of --variants [default: locked,
+    /// or the first variant].
     #[arg(long)]
     pub baseline: Option<String>,
-    /// Ring wait strategy: blocking, sleeping, yielding, busy-spin, a list, or `all`.
-    #[arg(long, default_value = "blocking")]
+    /// Ring wait strategies (the ring and jvm-disruptor rows; one row each): a comma list
+    /// of the names below, or `all`.
+    #[arg(long, default_value = "blocking",
+          value_parser = Choices::new(choices::wait_list, choices::waits_and_all))]
     pub wait: String,
-    /// Ring size, a power of two (also the bound of the channel peers; the seed: 32Mi).
+    /// Ring size in slots, a power of two (also the bound of the channel peers, in
+    /// messages; the seed: 32Mi).
     #[arg(long, value_parser = size, default_value = "64Ki")]
     pub ring_size: u64,
-    /// Bound of the locked queue [default: unbounded, as the seed].
+    /// Bound of the locked queue, in elements (messages) [default: unbounded, as the seed].
     #[arg(long, value_parser = size)]
     pub capacity: Option<u64>,
-    /// Payload bytes per message [possible values: 16, 64, 256].
-    #[arg(long, value_parser = payload, default_value = "16")]
+    /// Payload per message, bytes: one of the sizes compiled in.
+    #[arg(long, value_parser = Choices::new(payload, payloads), default_value = "16")]
     pub payload: usize,
-    /// Messages in each heap run [default: min(messages, 100000)].
+    /// Messages per heap run [default: min(messages, 100000)].
     #[arg(long, value_parser = size)]
     pub heap_messages: Option<u64>,
-    /// Messages in each trace run [default: messages].
+    /// Messages per trace run [default: messages].
     #[arg(long, value_parser = size)]
     pub trace_messages: Option<u64>,
-    /// Stamp every K-th message of each producer for latency (0: off).
+    /// Stamp every K-th message of each producer for latency, K in messages (0: off).
     #[arg(long, value_parser = size, default_value = "1024")]
     pub sample_every: u64,
     /// Most messages the consumer takes per recv_batch (1: recv one at a time).
     #[arg(long, value_parser = size, default_value = "1024")]
     pub batch: u64,
-    /// Each timed fork keeps measuring past --runs until its measured runs add up to about
-    /// this many ms (at most 100 runs): the ring's runs are short and noisy one by one.
+    /// Milliseconds: each timed fork keeps measuring past --runs until its measured runs
+    /// add up to about this many ms (at most 100 runs): the ring's runs are short and
+    /// noisy one by one.
     #[arg(long, value_parser = size, default_value = "300")]
     pub min_fork_ms: u64,
-    /// A timed fork whose runs spread widely (interquartile range over 30% of their median,
-    /// as time-sliced runs do where threads outnumber cores) keeps measuring until they add
-    /// up to this many ms (0: never).
+    /// Milliseconds: a timed fork whose runs spread widely (interquartile range over 30% of
+    /// their median, as time-sliced runs do where threads outnumber cores) keeps measuring
+    /// until they add up to this many ms (0: never).
     #[arg(long, value_parser = size, default_value = "900")]
     pub spread_fork_ms: u64,
-    /// JVM flags of the jvm-* rows.
+    /// JVM flags of the jvm-* rows (one string, as `java` takes them).
     #[arg(long, default_value = crate::measure::jvm::DEFAULT_FLAGS, allow_hyphen_values = true)]
     pub jvm_flags: String,
     /// The jvm-disruptor's wait strategy: `matching` pairs each Rust strategy with its JVM
-    /// counterpart (blocking → lite-blocking), or blocking, lite-blocking, sleeping,
-    /// yielding, busy-spin.
+    /// counterpart (blocking → lite-blocking), or one of the JVM's strategies below.
     #[arg(long, default_value = "matching", value_parser = ["matching", "blocking", "lite-blocking", "sleeping", "yielding", "busy-spin"])]
     pub jvm_wait: String,
-    /// JIT warm-up passes (min(messages, 1M) each) in every JVM fork before its runs.
+    /// JIT warm-up passes (of min(messages, 1M) messages each) in every JVM fork before its
+    /// runs.
     #[arg(long, value_parser = size, default_value = "2")]
     pub jit_warmup: u64,
-    /// Global allocator of the Rust rows' children, a dimension like --producers: system
-    /// (the default: std's, glibc malloc here, the least favourable to the node-per-message
-    /// ports), mimalloc, jemalloc, a list, or `all`. JVM rows and the heap pass (dhat)
-    /// ignore it.
+    /// Global allocator of the Rust rows' children, a dimension like --producers: a comma
+    /// list of the names below, or `all` (system is std's, glibc malloc here, the least
+    /// favourable to the node-per-message ports). JVM rows and the heap pass (dhat) ignore
+    /// it.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "system")]
     pub allocator: Vec<AllocatorArg>,
     /// Where each run's threads run, JVM rows included: `auto` pins each thread to its own
@@ -150,7 +174,7 @@ impl Experiment for DisruptorVsLbq {
     const DEFAULTS: Defaults = Defaults {
         // A ratio's 99% repeat interval steps inward only at some n, and is exact only for
         // odd n: 27 rounds take the 5th and 23rd per-round ratio (18 took the 2nd and
-        // 17th, about half as wide again), at about two minutes of forks on 2 cores.
+        // 17th, about half as wide again); docs/seeds.md has how long the default run takes.
         rounds: 27,
         runs: 2,
         warmup: 1,

@@ -61,9 +61,11 @@ pub enum Peer {
     Off,
 }
 
-/// The servers `--variants` may name: `inline` and every handoff variant.
+/// The servers `--variants` may name: `inline` and every variant that runs through a
+/// handoff (the JVM originals do not: they are whole programs, not a handoff behind the
+/// event loop).
 fn server_names() -> Vec<&'static str> {
-    std::iter::once("inline").chain(variants::all().into_iter().map(|v| v.name)).collect()
+    std::iter::once("inline").chain(variants::handoffs().into_iter().map(|v| v.name)).collect()
 }
 
 /// One name of `--variants`: its error names every valid one on one line.
@@ -102,15 +104,16 @@ fn wait_names() -> PossibleValuesParser {
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct EchoArgs {
-    /// Servers, comma-separated: `inline` (the event loop answers, no handoff) or a handoff
-    /// variant behind the event loop.
+    /// Servers, a comma list of the names below: `inline` (the event loop answers, no
+    /// handoff) or a handoff variant behind the event loop (fault-* are planted faults for
+    /// tests, offered with LAB_FAULTS=1).
     #[arg(long, value_delimiter = ',', value_parser = ServerName,
           default_value = "inline,locked,ring,reactive,naive")]
     pub variants: Vec<String>,
-    /// Requests per run (ab's -n).
+    /// Requests per run, a count (ab's -n).
     #[arg(short = 'n', long, value_parser = size, default_value = "10000")]
     pub requests: u64,
-    /// Requests in flight (ab's -c).
+    /// Requests in flight, a count (ab's -c).
     #[arg(short = 'c', long, value_parser = size, default_value = "25")]
     pub concurrency: u64,
     /// Reuse connections (ab's -k).
@@ -125,13 +128,14 @@ pub struct EchoArgs {
     /// The port the echo server listens on in timed forks (127.0.0.1); 0: an ephemeral port.
     #[arg(long, default_value = "0")]
     pub port: u16,
-    /// Worker threads behind the handoff.
+    /// Worker threads behind the handoff, a count.
     #[arg(long, value_parser = size, default_value = "1")]
     pub workers: u64,
-    /// The ring's wait strategy.
+    /// The ring's wait strategy, one of the names below.
     #[arg(long, value_parser = wait_names(), default_value = "blocking")]
     pub wait: String,
-    /// The row ratios are taken against [default: inline, or the first server].
+    /// The server the row ratios are taken against, one of --variants (or nginx) [default:
+    /// inline, or the first server].
     #[arg(long)]
     pub baseline: Option<String>,
 }
@@ -153,7 +157,7 @@ pub struct EchoCell {
     pub ab: bool,
     /// Workers behind the handoff.
     pub workers: usize,
-    /// The ring's wait strategy.
+    /// The ring's wait strategy, one of the names below.
     pub wait: String,
     /// Warm-up runs per fork.
     pub warmup: usize,

@@ -179,10 +179,10 @@ pub fn slots(w: Workload) -> Vec<(&'static str, Recorder)> {
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct TraceOverheadArgs {
-    /// Messages per run: a number or a size like 1Mi, 30000.
+    /// Messages per run, a count: a number or a size like 1Mi, 30000.
     #[arg(long, value_parser = size, default_value = "1Mi")]
     pub messages: u64,
-    /// Workloads to time, comma-separated: the target is decided on locked-p2 only; the
+    /// Workloads to time, a comma list of the names below: the target is decided on locked-p2 only; the
     /// others are context (each adds 3 cells to every round).
     #[arg(
         long,
