@@ -150,17 +150,31 @@ fn report_draws_the_ratio_intervals_and_links_every_row_to_its_files() {
         .filter(|x| x["variant"] == "ring" && x["baseline"] == "locked")
         .collect();
     assert_eq!(ratios.len(), 6, "one ring/locked ratio per P");
-    assert_eq!(ivs.len(), 6, "one interval per P: {ivs:?}");
+    // A ratio has its interval unless another phase of the machine took so many rounds that
+    // fewer than 13 stayed paired (a loaded machine): then none is drawn at that P either.
+    let with_ci = ratios.iter().filter(|x| x["ci_low"].is_number()).count();
+    assert_eq!(ivs.len(), with_ci, "one interval per P that has one: {ivs:?}");
+    if with_ci < ratios.len() {
+        eprintln!(
+            "browser_e2e: WARNING only {with_ci} of {} ratios have an interval (rounds set apart \
+             as off-phase: the machine is loaded)",
+            ratios.len()
+        );
+    }
     for x in &ratios {
         let p = num(&x["producers"]);
-        let (lo, m, hi) = (num(&x["ci_low"]), num(&x["median"]), num(&x["ci_high"]));
+        let m = num(&x["median"]);
+        let dm = points.iter().find(|q| num(&q["x"]) == p).map(|q| num(&q["y"]));
+        assert!(dm.is_some_and(|dm| close(dm, m)), "P={p}: point {dm:?}, median {m}");
+        if !x["ci_low"].is_number() {
+            continue;
+        }
+        let (lo, hi) = (num(&x["ci_low"]), num(&x["ci_high"]));
         let at: Vec<&Value> = ivs.iter().filter(|i| num(&i["x"]) == p).collect();
         assert_eq!(at.len(), 1, "P={p}: {at:?}");
         let (dl, dh) = (num(&at[0]["low"]), num(&at[0]["high"]));
         assert_eq!(at[0]["series"], "ring/locked");
         assert!(close(dl, lo) && close(dh, hi), "P={p}: drawn [{dl}, {dh}], results [{lo}, {hi}]");
-        let dm = points.iter().find(|q| num(&q["x"]) == p).map(|q| num(&q["y"]));
-        assert!(dm.is_some_and(|dm| close(dm, m)), "P={p}: point {dm:?}, median {m}");
         assert!(dl <= m && m <= dh, "P={p}: median {m} outside [{dl}, {dh}]");
     }
     let refs = ratio["references"].as_array().expect("references");
