@@ -298,6 +298,9 @@ impl Target {
     }
 }
 
+/// An interval drawn at one x of a chart: `(x, low, high)`.
+pub type Interval = (f64, f64, f64);
+
 /// A line chart for the HTML report.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Chart {
@@ -312,7 +315,7 @@ pub struct Chart {
     /// Per series name, an interval at each x, `(x, low, high)`, drawn as a bar through
     /// the point (absent from charts without intervals).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub intervals: Vec<(String, Vec<(f64, f64, f64)>)>,
+    pub intervals: Vec<(String, Vec<Interval>)>,
     /// Reference points drawn beside the series, unjoined (e.g. a seed's published ratios):
     /// (name, points).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
