@@ -4,7 +4,12 @@
 //! Order matters: the terminal tables come first, whatever then happens to the files; each
 //! file is written to a temporary name and renamed, so a reader never sees a truncated one.
 
+pub mod chart;
+pub mod html;
 pub mod links;
+
+pub use chart::{line_chart, Series};
+pub use html::html;
 
 use crate::results::{Results, Row, Status, Table};
 use crate::units::fmt_num;
@@ -84,199 +89,6 @@ pub fn html_table(t: &Table) -> String {
     s
 }
 
-const PALETTE: &[&str] =
-    &["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-
-/// One line of a chart: name, colour index (one per variant), (x, y) points.
-pub type Series = (String, usize, Vec<(f64, f64)>);
-
-/// A line chart as inline SVG: one polyline per series, linear x, linear or log y.
-pub fn line_chart(
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    series: &[Series],
-    log_y: bool,
-) -> String {
-    let pts: Vec<(f64, f64)> =
-        series.iter().flat_map(|s| s.2.iter().copied()).filter(|p| p.1 > 0.0).collect();
-    if pts.is_empty() {
-        return format!("<p>{}: no data.</p>", html_escape(title));
-    }
-    let f = Frame::new(&pts, log_y);
-    let (w, h, ml) = (f.w, f.h, f.ml);
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" \
-         font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"{}\" y=\"18\" font-size=\"13\" \
-         font-weight=\"bold\">{}</text>\n",
-        ml,
-        html_escape(title)
-    );
-    chart_axes(&mut s, &f, &pts, x_label, y_label);
-    for (i, one) in series.iter().enumerate() {
-        chart_series(&mut s, &f, i, one);
-    }
-    s.push_str("</svg>\n");
-    s
-}
-
-/// A chart's geometry (size and margins, px) and the ranges its axes span.
-struct Frame {
-    w: f64,
-    h: f64,
-    ml: f64,
-    mr: f64,
-    mt: f64,
-    mb: f64,
-    log_y: bool,
-    xmin: f64,
-    xspan: f64,
-    /// In the y axis's scale (log10 of the value on a log axis).
-    ymin: f64,
-    /// See `ymin`.
-    ymax: f64,
-}
-
-impl Frame {
-    /// The frame that holds `pts` (all with y > 0): x from the smallest to the largest; y
-    /// from 0 to 10% above the largest, or on a log axis from power of ten to power of ten.
-    fn new(pts: &[(f64, f64)], log_y: bool) -> Frame {
-        let (w, h, ml, mr, mt, mb) = (640.0, 340.0, 80.0, 170.0, 30.0, 45.0);
-        let xmin = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-        let xmax = pts.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
-        let tf = |y: f64| if log_y { y.log10() } else { y };
-        let mut ymin = if log_y {
-            pts.iter().map(|p| tf(p.1)).fold(f64::INFINITY, f64::min).floor()
-        } else {
-            0.0
-        };
-        let mut ymax = pts.iter().map(|p| tf(p.1)).fold(f64::NEG_INFINITY, f64::max);
-        ymax = if log_y { ymax.ceil() } else { ymax * 1.1 };
-        if ymax <= ymin {
-            ymax = ymin + 1.0;
-            ymin -= if log_y { 1.0 } else { 0.0 };
-        }
-        let xspan = if xmax > xmin { xmax - xmin } else { 1.0 };
-        Frame { w, h, ml, mr, mt, mb, log_y, xmin, xspan, ymin, ymax }
-    }
-
-    /// A value in the y axis's scale.
-    fn tf(&self, y: f64) -> f64 {
-        if self.log_y {
-            y.log10()
-        } else {
-            y
-        }
-    }
-
-    /// Where `x` lies across the chart, px.
-    fn px(&self, x: f64) -> f64 {
-        self.ml + (x - self.xmin) / self.xspan * (self.w - self.ml - self.mr)
-    }
-
-    /// Where `y` lies down the chart, px.
-    fn py(&self, y: f64) -> f64 {
-        let (ymin, ymax) = (self.ymin, self.ymax);
-        self.mt + (1.0 - (self.tf(y) - ymin) / (ymax - ymin)) * (self.h - self.mt - self.mb)
-    }
-}
-
-/// The axes, the y grid with its labels, a label per x of `pts`, and the axis titles.
-fn chart_axes(s: &mut String, f: &Frame, pts: &[(f64, f64)], x_label: &str, y_label: &str) {
-    let (w, h, ml, mr, mt, mb) = (f.w, f.h, f.ml, f.mr, f.mt, f.mb);
-    let (ymin, ymax, log_y) = (f.ymin, f.ymax, f.log_y);
-    // Axes and grid.
-    let _ = writeln!(
-        s,
-        "<line x1=\"{ml}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333\"/><line x1=\"{ml}\" y1=\"{mt}\" \
-         x2=\"{ml}\" y2=\"{}\" stroke=\"#333\"/>",
-        h - mb,
-        w - mr,
-        h - mb,
-        h - mb
-    );
-    // Linear: five even steps; log: one tick per power of ten.
-    let ticks = if log_y { (ymax - ymin).round().max(1.0) as usize } else { 5 };
-    for i in 0..=ticks {
-        let v = ymin + (ymax - ymin) * i as f64 / ticks as f64;
-        let real = if log_y { 10f64.powf(v) } else { v };
-        let y = mt + (1.0 - i as f64 / ticks as f64) * (h - mt - mb);
-        let label = if real >= 1e6 {
-            format!("{:.1}M", real / 1e6)
-        } else if real >= 1e3 {
-            format!("{:.1}k", real / 1e3)
-        } else {
-            format!("{real:.1}")
-        };
-        let _ = writeln!(
-            s,
-            "<line x1=\"{ml}\" y1=\"{y:.1}\" x2=\"{}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{}\" \
-             y=\"{:.1}\" text-anchor=\"end\">{label}</text>",
-            w - mr,
-            ml - 5.0,
-            y + 4.0
-        );
-    }
-    let mut xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    for x in &xs {
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{x}</text>",
-            f.px(*x),
-            h - mb + 15.0
-        );
-    }
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text><text x=\"14\" y=\"{:.1}\" \
-         transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">{}</text>",
-        ml + (w - ml - mr) / 2.0,
-        h - 8.0,
-        html_escape(x_label),
-        mt + (h - mt - mb) / 2.0,
-        mt + (h - mt - mb) / 2.0,
-        html_escape(y_label)
-    );
-}
-
-/// Series `i`: its polyline, a dot per point with its value, and its legend entry.
-fn chart_series(s: &mut String, f: &Frame, i: usize, (name, color_index, points): &Series) {
-    let (w, mr, mt) = (f.w, f.mr, f.mt);
-    let color = PALETTE[color_index % PALETTE.len()];
-    let dash = if name.ends_with("p99") { " stroke-dasharray=\"5,3\"" } else { "" };
-    let mut p: Vec<(f64, f64)> = points.iter().copied().filter(|p| p.1 > 0.0).collect();
-    p.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let path: Vec<String> =
-        p.iter().map(|(x, y)| format!("{:.1},{:.1}", f.px(*x), f.py(*y))).collect();
-    let _ = writeln!(
-        s,
-        "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>",
-        path.join(" ")
-    );
-    for (x, y) in &p {
-        let _ = writeln!(
-            s,
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"><title>{} P={x}: {y:.0}</title></circle>",
-            f.px(*x),
-            f.py(*y),
-            html_escape(name)
-        );
-    }
-    let ly = mt + 14.0 * i as f64;
-    let _ = writeln!(
-        s,
-        "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
-         <text x=\"{}\" y=\"{:.1}\">{}</text>",
-        w - mr + 10.0,
-        w - mr + 30.0,
-        w - mr + 35.0,
-        ly + 4.0,
-        html_escape(name)
-    );
-}
-
 fn status_line(r: &Results) -> Option<String> {
     match r.status.as_str() {
         "complete" => None,
@@ -344,11 +156,125 @@ fn figure_list(w: &crate::results::Why) -> String {
         .join(", ")
 }
 
-/// Renders report.md.
+/// The machine in one line: CPU model, cores, memory, OS.
+pub fn machine_line(r: &Results) -> String {
+    let v = &r.environment;
+    format!(
+        "{}, {} cores ({} available to the lab), {} MiB, {}",
+        if v.cpu_model.is_empty() { "unknown CPU" } else { &v.cpu_model },
+        v.cores,
+        v.cores_available,
+        v.memory_mib,
+        v.os
+    )
+}
+
+/// `'a b'` for a word the shell would split or expand; the word itself otherwise.
+fn shell_word(w: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./,=:+%@".contains(c);
+    if !w.is_empty() && w.chars().all(plain) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
+/// The command that reproduces the run: the recorded command line with the binary as
+/// `lab`; for results without one, `lab <experiment>` and the options of `config` (its
+/// `shared` and `experiment` objects, each field as `--field value`).
+pub fn reproduce_command(r: &Results) -> String {
+    let recorded = r.environment.command.trim();
+    if let Some((_, rest)) = recorded.split_once(' ') {
+        return format!("lab {}", rest.trim());
+    }
+    let mut s = format!("lab {}", r.experiment);
+    for part in ["shared", "experiment"] {
+        let Some(serde_json::Value::Object(m)) = r.config.get(part) else { continue };
+        for (k, v) in m {
+            let flag = format!("--{}", k.replace('_', "-"));
+            let value = match v {
+                serde_json::Value::Bool(true) => Some(None),
+                serde_json::Value::String(x) => Some(Some(x.clone())),
+                serde_json::Value::Number(n) => Some(Some(n.to_string())),
+                serde_json::Value::Array(a) if !a.is_empty() => Some(Some(
+                    a.iter()
+                        .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                )),
+                _ => None,
+            };
+            match value {
+                Some(Some(x)) => {
+                    let _ = write!(s, " {flag} {}", shell_word(&x));
+                }
+                Some(None) => {
+                    let _ = write!(s, " {flag}");
+                }
+                None => {}
+            }
+        }
+    }
+    s
+}
+
+/// The reasons table in Markdown, each cell's figures as numbered footnotes.
+fn md_reasons(rs: &crate::results::Reasons) -> String {
+    let mut header = vec!["reason".to_string(), "rule".to_string()];
+    header.extend(rs.columns.iter().cloned());
+    let mut t = Table { title: rs.title.clone(), header, ..Default::default() };
+    let mut notes = Vec::new();
+    for row in &rs.rows {
+        let mut line = vec![row.reason.clone(), format!("`{}`", row.rule)];
+        for c in &row.cells {
+            line.push(c.as_ref().map_or("–".into(), |c| {
+                let marks: Vec<String> = c
+                    .figures
+                    .iter()
+                    .map(|f| {
+                        notes.push(format!("`{}` = {}", f.field, fmt_num(f.value)));
+                        format!("[{}]", notes.len())
+                    })
+                    .collect();
+                let text = if c.fired { format!("**{}**", c.text) } else { c.text.clone() };
+                format!("{text} {}", marks.join(""))
+            }));
+        }
+        t.rows.push(line);
+    }
+    t.note = rs.note.clone();
+    let mut s = md_table(&t);
+    for (i, n) in notes.iter().enumerate() {
+        let _ = writeln!(s, "{}. {n}", i + 1);
+    }
+    if !notes.is_empty() {
+        s.push('\n');
+    }
+    s
+}
+
+/// Renders report.md: the verdict, the machine, the date and the command first; then the
+/// reasons, the tables and the rest.
 pub fn markdown(r: &Results) -> String {
     let mut s = format!("# {} — {}\n\n", r.experiment, r.environment.date);
     if let Some(l) = status_line(r) {
         let _ = writeln!(s, "**{l}**\n");
+    }
+    for v in &r.verdict {
+        let _ = writeln!(s, "- **{v}**");
+    }
+    if !r.verdict.is_empty() {
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "{} · {}\n\nReproduce: `{}`\n",
+        machine_line(r),
+        r.environment.date,
+        reproduce_command(r)
+    );
+    if let Some(rs) = &r.reasons {
+        s.push_str(&md_reasons(rs));
     }
     for t in &r.tables {
         s.push_str(&md_table(t));
@@ -395,97 +321,6 @@ pub fn markdown(r: &Results) -> String {
             let _ = writeln!(s, "- {n}");
         }
     }
-    s
-}
-
-/// Renders report.html: self-contained (inline CSS and SVG), links relative to its folder.
-pub fn html(r: &Results) -> String {
-    let e = html_escape;
-    let mut s = String::from("<!doctype html>\n<html><head><meta charset=\"utf-8\">\n");
-    let _ = writeln!(s, "<title>{} — {}</title>", e(&r.experiment), e(&r.environment.date));
-    let _ = writeln!(s, "<style>{STYLE}</style></head><body>");
-    let _ = writeln!(s, "<h1>{}</h1>", e(&r.experiment));
-    if let Some(l) = status_line(r) {
-        let _ = writeln!(s, "<p class=\"bad\">{}</p>", e(&l));
-    }
-    for c in &r.charts {
-        let series: Vec<Series> =
-            c.series.iter().enumerate().map(|(i, (n, p))| (n.clone(), i, p.clone())).collect();
-        let log = c.title.contains("log scale");
-        s.push_str(&line_chart(&c.title, &c.x_label, &c.y_label, &series, log));
-    }
-    for t in &r.tables {
-        s.push_str(&html_table(t));
-    }
-    if !r.targets.is_empty() {
-        s.push_str("<h2>Targets</h2>\n<ul>\n");
-        for t in &r.targets {
-            let _ = writeln!(
-                s,
-                "<li>{}: target {}, measured {}: <b>{}</b></li>",
-                e(&t.what),
-                e(&t.target),
-                e(&t.measured),
-                t.verdict()
-            );
-        }
-        s.push_str("</ul>\n");
-    }
-    if !r.why.is_empty() {
-        s.push_str("<h2>Why</h2>\n<ul>\n");
-        for w in &r.why {
-            let _ = writeln!(
-                s,
-                "<li>{} <span class=\"note\">(rule {}; {})</span></li>",
-                e(&w.text),
-                e(&w.rule),
-                e(&figure_list(w))
-            );
-        }
-        s.push_str("</ul>\n");
-    }
-    s.push_str("<h2>Files</h2>\n<ul>\n");
-    if r.files.is_empty() {
-        s.push_str("<li>No trace or heap files in this run.</li>\n");
-    }
-    for f in &r.files {
-        // Traces also get Perfetto's deep link, which works while `lab view` serves this folder.
-        let deep = match links::kind(&f.file) {
-            links::FileKind::Trace => format!(
-                " — <a href=\"{}\">open in Perfetto (via lab view)</a>",
-                e(&links::perfetto_link(links::DEFAULT_PORT, &f.file))
-            ),
-            _ => String::new(),
-        };
-        let _ = writeln!(
-            s,
-            "<li><a href=\"{}\">{}</a> ({}){deep}</li>",
-            e(&f.file),
-            e(&f.file),
-            e(&f.what)
-        );
-    }
-    s.push_str(
-        "</ul>\n<p class=\"note\">Traces open in Perfetto (ui.perfetto.dev, \"Open trace file\", \
-         or the deep links while `lab view` runs); heap files in valgrind's dh_view.html \
-         (\"Load…\").</p>\n<h2>Method</h2>\n<ul>\n",
-    );
-    for l in &r.method {
-        let _ = writeln!(s, "<li>{}</li>", e(l));
-    }
-    s.push_str("</ul>\n<h2>Environment</h2>\n<table>\n");
-    for (k, v) in r.environment.rows() {
-        let _ = writeln!(s, "<tr><th>{}</th><td class=\"text\">{}</td></tr>", e(k), e(&v));
-    }
-    s.push_str("</table>\n");
-    if !r.notes.is_empty() {
-        s.push_str("<h2>Notes</h2>\n<ul>\n");
-        for n in &r.notes {
-            let _ = writeln!(s, "<li>{}</li>", e(n));
-        }
-        s.push_str("</ul>\n");
-    }
-    s.push_str("</body></html>\n");
     s
 }
 

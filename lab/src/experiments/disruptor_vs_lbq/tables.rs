@@ -437,22 +437,90 @@ pub(super) fn heap_table(r: &Results) -> Option<Table> {
     (!t.rows.is_empty()).then_some(t)
 }
 
+/// Seed 001's published QPS ratios (Disruptor / LinkedBlockingQueue) by producers: 137%
+/// with one producer, 252% with six (docs/seeds.md; its durations, 73% and 39.65%, are the
+/// same ratios inverted). The seed publishes no other P.
+pub const SEED_QPS_RATIOS: [(u64, f64); 2] = [(1, 1.37), (6, 2.52)];
+
+/// The paired ratios against P: a series per (row, baseline) pair at its median, its repeat
+/// interval as a bar at each P, and the seed's published ratios beside them.
+fn ratio_chart(r: &Results) -> Option<Chart> {
+    let (_, ps) = axes(r);
+    let mut c = Chart {
+        title: "QPS ratio against producers (median over rounds, 99% repeat interval)".into(),
+        x_label: "producers (P)".into(),
+        y_label: "× (variant QPS / baseline QPS)".into(),
+        ..Default::default()
+    };
+    for x in r.ratios.iter().filter(|x| !inrun::is_twin(&x.variant)) {
+        let name = format!("{}/{}", x.variant, x.baseline);
+        let (Some(p), Some(m)) = (x.producers, x.median) else { continue };
+        let at = match c.series.iter().position(|(n, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                c.series.push((name.clone(), Vec::new()));
+                c.intervals.push((name, Vec::new()));
+                c.series.len() - 1
+            }
+        };
+        c.series[at].1.push((p as f64, m));
+        if let (Some(lo), Some(hi)) = (x.ci_low, x.ci_high) {
+            c.intervals[at].1.push((p as f64, lo, hi));
+        }
+    }
+    c.intervals.retain(|(_, v)| !v.is_empty());
+    if c.series.is_empty() {
+        return None;
+    }
+    let seed: Vec<(f64, f64)> = SEED_QPS_RATIOS
+        .iter()
+        .filter(|(p, _)| ps.contains(p))
+        .map(|&(p, x)| (p as f64, x))
+        .collect();
+    if !seed.is_empty() {
+        c.references.push(("seed 001 (Disruptor/LBQ)".into(), seed));
+    }
+    Some(c)
+}
+
+/// A row's spread over forks in QPS: the interval of its median (`score_ci`), else the
+/// range of its forks' scores; `None` with fewer than two forks.
+fn qps_spread(x: &Row) -> Option<(f64, f64)> {
+    let [a, b] = x.score_ci.or_else(|| {
+        let s = x.fork_scores();
+        let lo = s.iter().copied().reduce(f64::min)?;
+        let hi = s.iter().copied().reduce(f64::max)?;
+        (s.len() > 1).then_some([lo, hi])
+    })?;
+    // A longer time is a lower rate: the interval's ends swap.
+    (a > 0.0 && b > 0.0).then(|| (qps_of(x, b.max(a)), qps_of(x, a.min(b))))
+}
+
 pub(super) fn charts(r: &Results) -> Vec<Chart> {
     let (labels, _) = axes(r);
     let ok = |x: &&Row| x.status == Status::Ok;
-    let qps = labels
-        .iter()
-        .map(|l| {
-            let pts = r
-                .results
-                .iter()
-                .filter(|x| &x.label == l)
-                .filter(ok)
-                .filter_map(|x| Some((x.key_u64("producers")? as f64, detail(x).qps?)))
-                .collect();
-            (l.clone(), pts)
-        })
-        .collect();
+    let mut qps = Chart {
+        title: "Throughput against producers (bars: interval of the median over forks)".into(),
+        x_label: "producers (P)".into(),
+        y_label: "messages/s".into(),
+        ..Default::default()
+    };
+    for l in &labels {
+        let rows: Vec<(f64, &Row)> = r
+            .results
+            .iter()
+            .filter(|x| &x.label == l)
+            .filter(ok)
+            .filter_map(|x| Some((x.key_u64("producers")? as f64, x)))
+            .collect();
+        let pts = rows.iter().filter_map(|(p, x)| Some((*p, detail(x).qps?))).collect();
+        let bars: Vec<(f64, f64, f64)> =
+            rows.iter().filter_map(|(p, x)| qps_spread(x).map(|(lo, hi)| (*p, lo, hi))).collect();
+        qps.series.push((l.clone(), pts));
+        if !bars.is_empty() {
+            qps.intervals.push((l.clone(), bars));
+        }
+    }
     let mut lat = Vec::new();
     for l in &labels {
         for (name, f) in
@@ -470,20 +538,14 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
             lat.push((format!("{l} {name}"), pts));
         }
     }
-    vec![
-        Chart {
-            title: "Throughput against producers".into(),
-            x_label: "producers (P)".into(),
-            y_label: "messages/s".into(),
-            series: qps,
-            ..Default::default()
-        },
-        Chart {
-            title: "Latency of sampled messages (log scale)".into(),
-            x_label: "producers (P)".into(),
-            y_label: "µs".into(),
-            series: lat,
-            ..Default::default()
-        },
-    ]
+    let mut out: Vec<Chart> = ratio_chart(r).into_iter().collect();
+    out.push(qps);
+    out.push(Chart {
+        title: "Latency of sampled messages (log scale)".into(),
+        x_label: "producers (P)".into(),
+        y_label: "µs".into(),
+        series: lat,
+        ..Default::default()
+    });
+    out
 }
