@@ -15,11 +15,13 @@ pub fn num(x: f64) -> String {
     }
 }
 
-/// `5.0× [4.6, 5.4]`, or `5.0× (no interval)`; `–` without a median.
+/// `5.0× [4.6, 5.4]` (the interval's ends to the median's decimals), or `5.0× (no
+/// interval)`; `–` without a median.
 pub fn ratio_text(q: &Ratio) -> String {
     let Some(m) = q.median else { return "–".into() };
+    let d = if m.abs() >= 3.0 { 1 } else { 2 };
     match (q.ci_low, q.ci_high) {
-        (Some(lo), Some(hi)) => format!("{}× [{}, {}]", num(m), num(lo), num(hi)),
+        (Some(lo), Some(hi)) => format!("{}× [{lo:.d$}, {hi:.d$}]", num(m)),
         _ => format!("{}× (no interval)", num(m)),
     }
 }
@@ -115,7 +117,8 @@ pub fn comparison_line(qs: &[&Ratio]) -> Option<String> {
                 parts.push(format!("no difference at {}: {}", q.group, ratio_text(q)));
             }
             for q in of(Standing::Open) {
-                parts.push(format!("at {}: {} (too few rounds)", q.group, ratio_text(q)));
+                let m = q.median.map_or("–".into(), num);
+                parts.push(format!("at {}: {m}× (no interval: too few rounds)", q.group));
             }
             format!("{v} against {b}: {}", parts.join("; "))
         }
@@ -139,10 +142,8 @@ pub fn comparisons(ratios: &[Ratio], keep: impl Fn(&Ratio) -> bool) -> Vec<Compa
     pairs
         .into_iter()
         .filter_map(|(v, b)| {
-            let qs: Vec<&Ratio> = ratios
-                .iter()
-                .filter(|q| keep(q) && q.variant == v && q.baseline == b)
-                .collect();
+            let qs: Vec<&Ratio> =
+                ratios.iter().filter(|q| keep(q) && q.variant == v && q.baseline == b).collect();
             Some(Comparison {
                 variant: v.to_string(),
                 baseline: b.to_string(),
@@ -231,7 +232,7 @@ mod tests {
     fn a_ratio_without_interval_says_so() {
         let rs = [q(1, 3.2, None)];
         let l = &ratio_lines(&rs)[0];
-        assert_eq!(l, "ring against locked: at P=1: 3.2× (no interval) (too few rounds)");
+        assert_eq!(l, "ring against locked: at P=1: 3.2× (no interval: too few rounds)");
         let mut apart = q(1, 0.5, Some((0.4, 0.6)));
         apart.off_phase_rounds = 3;
         let l = &ratio_lines(&[apart])[0];

@@ -342,7 +342,8 @@ pub fn terminal_report(r: &Results, details: bool) -> String {
     }
     if details {
         for t in &r.targets {
-            let _ = writeln!(s, "target: {}: {} vs {}: {}", t.what, t.target, t.measured, t.verdict());
+            let _ =
+                writeln!(s, "target: {}: {} vs {}: {}", t.what, t.target, t.measured, t.verdict());
         }
         if !r.why.is_empty() {
             let _ = writeln!(s, "Why (sentences computed from this run; fields in results.json):");
@@ -448,11 +449,15 @@ pub fn terminal_reasons(t: &crate::results::Reasons) -> String {
     for row in &t.rows {
         let mut line = vec![row.reason.clone()];
         line.extend(row.cells.iter().map(|c| match c {
-            Some(c) if c.fired => format!("{} *", c.text),
+            Some(c) if c.fired => format!("{}*", c.text),
             Some(c) => c.text.clone(),
             None => "–".into(),
         }));
         ct.add_row(line);
+    }
+    // One space before each cell, none after: the columns are many and the cells short.
+    for c in ct.column_iter_mut() {
+        c.set_padding((1, 0));
     }
     let mut s = format!("{}\n{ct}\n", t.title);
     if let Some(n) = &t.note {
@@ -654,12 +659,7 @@ pub fn write_atomic(dir: &Path, name: &str, body: &[u8]) -> Result<(), String> {
 /// Prints the terminal report, then writes results.json, report.md and report.html (and
 /// the `latest` link for a run in the default location). The first failed write is the
 /// error; the tables are on the terminal already.
-pub fn emit(
-    r: &Results,
-    dir: &Path,
-    default_location: bool,
-    details: bool,
-) -> Result<(), String> {
+pub fn emit(r: &Results, dir: &Path, default_location: bool, details: bool) -> Result<(), String> {
     use std::io::Write as _;
     let mut out = std::io::stdout();
     let _ = write!(out, "{}", terminal_report(r, details));
@@ -697,4 +697,32 @@ pub fn emit(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod terminal_tests {
+    use super::*;
+
+    #[test]
+    fn ratio_cells_become_compact() {
+        let c = |s: &str| compact_ratio(s);
+        assert_eq!(c("15.12× [10.31, 18.80]").unwrap(), "15.1× [10.3, 18.8]");
+        assert_eq!(
+            c("15.12× [10.31, 18.80] unstable (≈ 40 rounds); 13 off-phase rounds apart: 2.10×")
+                .unwrap(),
+            "15.1× [10.3, 18.8] unstable 13 off-phase"
+        );
+        assert_eq!(c("1.23× [–] unstable").unwrap(), "1.23× [–] unstable");
+        assert_eq!(c("0.98× [0.91, 1.07]").unwrap(), "0.98× [0.91, 1.07]");
+        assert_eq!(c("12 345"), None);
+        assert_eq!(c("83.1%"), None);
+    }
+
+    #[test]
+    fn wrap_keeps_lines_within_the_width() {
+        let text = "word ".repeat(60);
+        let w = wrap(text.trim(), 40, "  - ", "    ");
+        assert!(w.lines().all(|l| l.chars().count() <= 40), "{w}");
+        assert!(w.starts_with("  - word") && w.lines().nth(1).unwrap().starts_with("    word"));
+    }
 }
