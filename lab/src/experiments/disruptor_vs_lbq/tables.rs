@@ -35,6 +35,8 @@ pub(super) fn jvm_table(r: &Results) -> Option<Table> {
          time, not totalMemory. The Rust rows' heap evidence is dhat's (the Heap table)."
             .into(),
     );
+    // The JVM originals' own evidence is shown beside the headline tables when they ran.
+    t.headline = true;
     (!t.rows.is_empty()).then_some(t)
 }
 
