@@ -116,9 +116,22 @@ pub fn comparison_line(qs: &[&Ratio]) -> Option<String> {
             for q in of(Standing::Same) {
                 parts.push(format!("no difference at {}: {}", q.group, ratio_text(q)));
             }
-            for q in of(Standing::Open) {
-                let m = q.median.map_or("–".into(), num);
-                parts.push(format!("at {}: {m}× (no interval: too few rounds)", q.group));
+            let open = of(Standing::Open);
+            let at = |q: &Ratio| format!("{}× ({})", q.median.map_or("–".into(), num), q.group);
+            let mut by = open.clone();
+            by.sort_by(|a, b| a.median.unwrap_or(0.0).total_cmp(&b.median.unwrap_or(0.0)));
+            match (by.first(), by.last()) {
+                (Some(a), Some(b)) if by.len() > 1 => parts.push(format!(
+                    "no interval at {} {dim}s (too few rounds): {} to {}",
+                    by.len(),
+                    at(a),
+                    at(b)
+                )),
+                (Some(q), _) => {
+                    let m = q.median.map_or("–".into(), num);
+                    parts.push(format!("at {}: {m}× (no interval: too few rounds)", q.group));
+                }
+                _ => {}
             }
             format!("{v} against {b}: {}", parts.join("; "))
         }
@@ -239,6 +252,15 @@ mod tests {
         assert_eq!(
             l,
             "ring against locked: loses 0.50× [0.40, 0.60] (P=1) (3 off-phase rounds set apart)"
+        );
+    }
+
+    #[test]
+    fn ratios_without_intervals_are_summed_up() {
+        let rs = [q(1, 14.7, None), q(2, 2.94, None), q(6, 1.99, None)];
+        assert_eq!(
+            ratio_lines(&rs),
+            ["ring against locked: no interval at 3 Ps (too few rounds): 1.99× (P=6) to 14.7× (P=1)"]
         );
     }
 
