@@ -286,11 +286,11 @@ fn notes(ra: &Results, rb: &Results) -> Vec<String> {
 }
 
 /// `lab report DIR`: the tables, report.md and report.html again from results.json.
-pub fn report_again(dir: &Path) -> Result<i32, Error> {
+pub fn report_again(dir: &Path, details: bool) -> Result<i32, Error> {
     let r = load(dir)?;
     let file = results_file(dir);
     let folder = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    crate::report::emit(&r, &folder, false).map_err(Error::Failed)?;
+    crate::report::emit(&r, &folder, false, details).map_err(Error::Failed)?;
     Ok(0)
 }
 

@@ -92,6 +92,12 @@ pub struct Shared {
     /// killed.
     #[arg(long, value_parser = size, default_value = "120", help_heading = "Shared options")]
     pub timeout: u64,
+    /// Print every table, the targets, the Why sentences and the notes on the terminal too
+    /// (without it: the main tables, the verdict and the reasons; the rest is in the report).
+    /// Not an option of the measurement: left out of results.json's config.
+    #[arg(long, short = 'v', help_heading = "Shared options")]
+    #[serde(skip)]
+    pub details: bool,
 }
 
 impl Shared {

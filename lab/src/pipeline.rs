@@ -99,7 +99,7 @@ impl<E: Experiment> Registered for Entry<E> {
         let finished = runner::run::<E>(&plan, &shared, &dir);
         let mut out = assemble::<E>(&args, &shared, &plan, env, &finished);
         E::analyse(&args, &finished, &mut out);
-        crate::report::emit(&out, &dir, default_location).map_err(Error::Failed)?;
+        crate::report::emit(&out, &dir, default_location, shared.details).map_err(Error::Failed)?;
         outcome(&out, &finished)
     }
 

@@ -261,6 +261,10 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
     /// A line under the table.
     pub note: Option<String>,
+    /// One of the experiment's main tables: the terminal shows it without `--details`
+    /// (absent, i.e. false, from other tables and from results written before it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub headline: bool,
 }
 
 impl Table {
@@ -271,6 +275,12 @@ impl Table {
             header: header.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         }
+    }
+
+    /// The same table, marked as a headline table.
+    pub fn headline(mut self) -> Table {
+        self.headline = true;
+        self
     }
 }
 

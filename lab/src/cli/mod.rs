@@ -27,6 +27,9 @@ pub struct CompareArgs {
 pub struct ReportArgs {
     /// A run folder (or its results.json).
     pub dir: PathBuf,
+    /// Print every table, the targets, the Why sentences and the notes too.
+    #[arg(long, short = 'v')]
+    pub details: bool,
 }
 
 fn experiment_commands() -> impl Iterator<Item = Command> {
@@ -144,7 +147,7 @@ fn dispatch(m: &ArgMatches) -> Result<i32, Error> {
         }
         "report" => {
             let a = ReportArgs::from_arg_matches(sub).map_err(parse)?;
-            crate::compare::report_again(&a.dir)
+            crate::compare::report_again(&a.dir, a.details)
         }
         "view" => {
             let v = crate::view::ViewArgs::from_arg_matches(sub).map_err(parse)?;

@@ -227,7 +227,8 @@ impl Experiment for AllocPooledVsUnpooled {
         for (row, rec) in out.results.iter_mut().zip(&run.cells) {
             fill_row(row, rec);
         }
-        out.tables.push(jmh_table(a, out));
+        out.tables.push(jmh_table(a, out).headline());
+        out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
         out.tables.extend(heap_table(out));
         out.tables.extend(crate::report::failure_table(out, &["mode", "size"], |x| {
             vec![x.label.clone(), x.key_u64("size").map_or("?".into(), |s| s.to_string())]

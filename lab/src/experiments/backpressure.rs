@@ -464,9 +464,10 @@ impl Experiment for BackpressureBuffer {
         for (row, rec) in out.results.iter_mut().zip(&run.cells) {
             fill_row(row, rec);
         }
-        out.tables.push(seed_table(out));
+        out.tables.push(seed_table(out).headline());
         out.tables.push(grid_table(a, out));
         out.tables.extend(crate::report::failure_table(out, &["case"], |x| vec![x.label.clone()]));
+        out.verdict = verdict(out);
         for rec in &run.cells {
             if let Some(t) = &rec.trace {
                 match (&t.result, t.file_written) {
@@ -588,6 +589,53 @@ fn detail(x: &Row) -> Option<BackpressureDetail> {
     x.typed_detail()
 }
 
+/// The seed's cases against their expected overflows, and the grid's range of overflows.
+fn verdict(r: &Results) -> Vec<String> {
+    let mut v = Vec::new();
+    let seed: Vec<&Row> = r.results.iter().filter(|x| x.group == "seed").collect();
+    if !seed.is_empty() {
+        let ok = seed.iter().filter(|x| x.status == Status::Ok).count();
+        let cases: Vec<String> = seed
+            .iter()
+            .map(|x| {
+                let n = x.score.map_or("–".into(), |s| format!("{s:.0}"));
+                format!("{} {n}", x.label)
+            })
+            .collect();
+        v.push(format!(
+            "the seed's cases: {ok} of {} give the expected overflows ({})",
+            seed.len(),
+            cases.join(", ")
+        ));
+    }
+    let grid: Vec<(&Row, f64)> = r
+        .results
+        .iter()
+        .filter(|x| x.group == "grid" && x.status == Status::Ok)
+        .filter_map(|x| Some((x, x.score?)))
+        .collect();
+    let lo = grid.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    let hi = grid.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+    if let (Some(lo), Some(hi)) = (lo, hi) {
+        let at = |x: &Row| {
+            let cap = x.key_u64("capacity").map_or("–".into(), |c| c.to_string());
+            let rate =
+                x.key.get("rate").and_then(|v| v.as_f64()).map_or("–".into(), |r| r.to_string());
+            format!("capacity {cap}, rate {rate}×")
+        };
+        v.push(format!(
+            "the grid: {} of {} cells overflow, from {:.0} ({}) to {:.0} ({})",
+            grid.iter().filter(|g| g.1 > 0.0).count(),
+            grid.len(),
+            lo.1,
+            at(lo.0),
+            hi.1,
+            at(hi.0)
+        ));
+    }
+    v
+}
+
 fn seed_table(r: &Results) -> Table {
     let mut t = Table::new(
         format!("The seed's cases ({SEED_N} elements, capacity {SEED_CAP})"),
@@ -652,6 +700,7 @@ fn grid_table(a: &BackpressureArgs, r: &Results) -> Table {
         ),
         header,
         rows: Vec::new(),
+        headline: true,
         note: Some(
             "Each cell: overflows (delivered; wall time per delivered element) [fluid model]. \
              rate = producer rate / the consumer's nominal rate (1 / service time). The fluid \

@@ -282,7 +282,8 @@ impl Experiment for HeapGrowth {
         if !run.interrupted && out.results.iter().any(|r| r.status != Status::Ok) {
             out.status = "failed".into();
         }
-        out.tables.push(growth_table(out, a));
+        out.tables.push(growth_table(out, a).headline());
+        out.verdict = verdict(out);
         out.tables.extend(crate::report::failure_table(out, &["variant", "size"], |x| {
             vec![x.label.clone(), x.group.clone()]
         }));
@@ -437,6 +438,31 @@ fn fill_verdicts(rows: &mut [Row]) {
             r.set_detail(&d);
         }
     }
+}
+
+/// Which buffers grow (peak live bytes at 2N over N at least [`GROWS_AT`]) and which stay
+/// flat, each with its ratio.
+fn verdict(r: &Results) -> Vec<String> {
+    let mut grows: Vec<String> = Vec::new();
+    let mut flat: Vec<String> = Vec::new();
+    for x in &r.results {
+        let d = detail(x);
+        let (Some(v), Some(q)) = (d.verdict.as_deref(), d.peak_ratio) else { continue };
+        let one = format!("{} (×{q:.2})", x.label);
+        let list = if v == "grows" { &mut grows } else { &mut flat };
+        if !list.contains(&one) {
+            list.push(one);
+        }
+    }
+    if grows.is_empty() && flat.is_empty() {
+        return vec!["no variant has peak live bytes at both N and 2N: nothing to judge".into()];
+    }
+    let say = |l: &[String]| if l.is_empty() { "none".to_string() } else { l.join(", ") };
+    vec![format!(
+        "grow with the messages (peak live bytes 2N/N ≥ {GROWS_AT}): {}; stay flat: {}",
+        say(&grows),
+        say(&flat)
+    )]
 }
 
 fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {

@@ -435,11 +435,12 @@ impl Experiment for PublishOnLatency {
         for (row, rec) in out.results.iter_mut().zip(&run.cells) {
             fill_row(row, rec);
         }
-        out.tables.push(latency_table(a, out));
+        out.tables.push(latency_table(a, out).headline());
         out.tables.extend(crate::report::failure_table(out, &["variant", "demand"], |x| {
             vec![x.label.clone(), x.group.clone()]
         }));
         out.targets = targets(out, out.environment.cores);
+        out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
         out.method.extend(method_lines(a));
     }
 }

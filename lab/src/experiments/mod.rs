@@ -10,6 +10,7 @@ mod latency;
 mod schedulers;
 mod subscribe;
 pub mod trace_overhead;
+pub mod verdict;
 pub mod why;
 
 use crate::pipeline::{Entry, Registered};

@@ -267,10 +267,11 @@ impl Experiment for SubscribeOverhead {
         for (row, rec) in out.results.iter_mut().zip(&run.cells) {
             fill_row(row, rec);
         }
-        out.tables.push(main_table(a, out));
+        out.tables.push(main_table(a, out).headline());
         out.tables
             .extend(crate::report::failure_table(out, &["workload"], |x| vec![x.label.clone()]));
         out.targets = targets(out);
+        out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
         out.method.extend(method_lines(a));
     }
 }

@@ -25,7 +25,7 @@
 //! * **CPU time**: where no task-clock counter exists, the CPU time per message of all the
 //!   run's threads (getrusage) differs at least 1.5×.
 
-use crate::results::{Figure, Ratio, Results, Row, Status, Why};
+use crate::results::{Figure, Ratio, ReasonCell, ReasonRow, Reasons, Results, Row, Status, Why};
 
 /// The allocation rule's threshold: heap blocks per message (or request).
 pub const ALLOC_DIFF: f64 = 0.5;
@@ -142,5 +142,114 @@ pub fn allocation(
             ),
             vec![fa.clone(), fb.clone()],
         )
+    })
+}
+
+/// One row of the reasons table: what it shows, the rule that reads it, and its cell for a
+/// pair (the row, then the baseline; `None` where a side was not measured).
+#[derive(Debug)]
+pub struct Reason<F> {
+    /// What the figures are, with their unit.
+    pub reason: &'static str,
+    /// The Why rule that reads them.
+    pub rule: &'static str,
+    /// The cell of a pair.
+    pub cell: fn(&Side<'_, F>, &Side<'_, F>) -> Option<ReasonCell>,
+}
+
+/// A figure as the reasons table prints it: three significant digits or so, one below 0.001.
+pub fn short(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 {
+        "0".into()
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a >= 0.001 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.0e}")
+    }
+}
+
+/// A cell from the two sides' values and the figures they rest on; `fired` when `rule`
+/// fires on the pair, and then its figures are the rule's own (those of its Why sentence).
+pub fn cell(text: String, figures: Vec<Figure>, rule: Fired) -> ReasonCell {
+    match rule {
+        Some((_, _, figs)) => ReasonCell { text, figures: figs, fired: true },
+        None => ReasonCell { text, figures, fired: false },
+    }
+}
+
+/// The reasons table of a run: a column per ratio that `keep` keeps whose two rows
+/// finished OK (`ring/locked P=1`, or just the group when there is one pair), a row per
+/// reason that has a figure in some column; `None` when there is no such row or column.
+pub fn reasons<F>(
+    r: &Results,
+    figures: impl Fn(usize, &Row) -> F,
+    keep: impl Fn(&Ratio) -> bool,
+    defs: &[Reason<F>],
+) -> Option<Reasons> {
+    let mut pairs: Vec<(&Ratio, F, F, usize, usize)> = Vec::new();
+    for q in r.ratios.iter().filter(|q| keep(q)) {
+        let find = |label: &str| {
+            r.results
+                .iter()
+                .position(|x| x.label == label && x.group == q.group && x.status == Status::Ok)
+        };
+        let (Some(i), Some(b)) = (find(&q.variant), find(&q.baseline)) else { continue };
+        pairs.push((q, figures(i, &r.results[i]), figures(b, &r.results[b]), i, b));
+    }
+    let first = pairs.first()?.0;
+    let one_pair =
+        pairs.iter().all(|p| p.0.variant == first.variant && p.0.baseline == first.baseline);
+    let columns = pairs
+        .iter()
+        .map(|(q, ..)| {
+            if one_pair {
+                q.group.clone()
+            } else {
+                format!("{}/{} {}", q.variant, q.baseline, q.group)
+            }
+        })
+        .collect();
+    let rows: Vec<ReasonRow> = defs
+        .iter()
+        .map(|d| ReasonRow {
+            reason: d.reason.into(),
+            rule: d.rule.into(),
+            cells: pairs
+                .iter()
+                .map(|(q, fi, fb, i, b)| {
+                    let row = Side { label: &r.results[*i].label, figures: fi };
+                    let base = Side { label: &r.results[*b].label, figures: fb };
+                    // A pair whose interval holds 1 has nothing to explain (no sentence).
+                    let same = matches!((q.ci_low, q.ci_high), (Some(lo), Some(hi)) if lo <= 1.0 && 1.0 <= hi);
+                    (d.cell)(&row, &base).map(|c| ReasonCell { fired: c.fired && !same, ..c })
+                })
+                .collect(),
+        })
+        .filter(|row| row.cells.iter().any(Option::is_some))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let whose = if one_pair {
+        format!("{} vs {}", first.variant, first.baseline)
+    } else {
+        "each pair: the row vs its baseline".into()
+    };
+    Some(Reasons {
+        title: format!("Reasons: the figures the Why rules read, {whose}"),
+        columns,
+        rows,
+        note: Some(
+            "* the rule's threshold is crossed (its sentence is in the report's Why section); \
+             each cell's figures are fields of results.json (reasons.rows[].cells[].figures)."
+                .into(),
+        ),
     })
 }

@@ -102,7 +102,6 @@ fn status_line(r: &Results) -> Option<String> {
     }
 }
 
-/// The terminal output: tables, targets, notes.
 /// The table of rows that did not finish OK (left out of every statistic), or `None` when
 /// every row did: the row's key columns (`keys` names them, `key_of` fills them), then its
 /// status, what went wrong and the tail of its stderr.
@@ -121,30 +120,187 @@ pub fn failure_table(
         line.push(x.stderr_tail.clone().unwrap_or_default());
         t.rows.push(line);
     }
+    t.headline = true;
     (!t.rows.is_empty()).then_some(t)
 }
 
-pub fn terminal_report(r: &Results) -> String {
+/// The terminal output. Without `details`: a status line when the run is not complete, the
+/// headline tables (ratio cells made compact), the verdict, the reasons table, failures,
+/// and a count of the notes, about one screen; with `details`: every table in full, the
+/// targets, the Why sentences and the notes as well.
+pub fn terminal_report(r: &Results, details: bool) -> String {
     let mut s = String::new();
     if let Some(l) = status_line(r) {
         let _ = writeln!(s, "{l}");
     }
-    for t in &r.tables {
-        let _ = writeln!(s, "{}", terminal(t));
-    }
-    for t in &r.targets {
-        let _ = writeln!(s, "target: {}: {} vs {}: {}", t.what, t.target, t.measured, t.verdict());
-    }
-    if !r.why.is_empty() {
-        let _ = writeln!(s, "Why (sentences computed from this run; fields in results.json):");
-        for w in &r.why {
-            let _ = writeln!(s, "  - {} [{}]", w.text, figure_list(w));
+    if details {
+        for t in &r.tables {
+            let _ = writeln!(s, "{}", terminal(t));
+        }
+    } else {
+        for t in headline_tables(r) {
+            let _ = writeln!(s, "{}", terminal_brief(t));
         }
     }
-    for n in &r.notes {
-        let _ = writeln!(s, "note: {n}");
+    if !r.verdict.is_empty() {
+        let _ = writeln!(s, "Verdict:");
+        for l in &r.verdict {
+            s.push_str(&wrap(l, TERMINAL_WIDTH, "  - ", "    "));
+        }
+        s.push('\n');
+    }
+    if let Some(t) = &r.reasons {
+        let _ = writeln!(s, "{}", terminal_reasons(t));
+    }
+    if details {
+        for t in &r.targets {
+            let _ =
+                writeln!(s, "target: {}: {} vs {}: {}", t.what, t.target, t.measured, t.verdict());
+        }
+        if !r.why.is_empty() {
+            let _ = writeln!(s, "Why (sentences computed from this run; fields in results.json):");
+            for w in &r.why {
+                let _ = writeln!(s, "  - {} [{}]", w.text, figure_list(w));
+            }
+        }
+        for n in &r.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+    } else if !r.notes.is_empty() {
+        let _ = writeln!(
+            s,
+            "{} note(s) in the report; other tables, the Why sentences and the notes: --details",
+            r.notes.len()
+        );
     }
     s
+}
+
+/// The widest line the terminal report aims for.
+pub const TERMINAL_WIDTH: usize = 120;
+
+/// Whether a table is a failure table (always shown).
+fn is_failures(t: &Table) -> bool {
+    t.title.starts_with("Failures")
+}
+
+/// The tables the terminal shows without `--details`: those marked headline and the
+/// failures; in results written before the mark, the first table and the failures.
+fn headline_tables(r: &Results) -> Vec<&Table> {
+    let marked = r.tables.iter().any(|t| t.headline);
+    r.tables
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| t.headline || is_failures(t) || (!marked && *i == 0))
+        .map(|(_, t)| t)
+        .collect()
+}
+
+/// A table for the terminal without its note, its ratio cells compact, at most
+/// [`TERMINAL_WIDTH`] wide.
+pub fn terminal_brief(t: &Table) -> String {
+    let mut ct = comfy_table::Table::new();
+    ct.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    ct.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    ct.set_width(TERMINAL_WIDTH as u16);
+    ct.set_header(t.header.clone());
+    for row in &t.rows {
+        ct.add_row(
+            row.iter()
+                .map(|c| compact_ratio(c).unwrap_or_else(|| c.replace('\n', " ⏎ ")))
+                .collect::<Vec<_>>(),
+        );
+    }
+    format!("{}\n{ct}\n", t.title)
+}
+
+/// A ratio as the verdict prints it: 1 decimal from 3 up, else 2.
+fn factor(x: f64) -> String {
+    if x.abs() >= 3.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// A ratio cell as [`crate::results::Ratio::text`] writes it, made compact for the terminal:
+/// `15.12× [10.31, 18.80] unstable (≈ 40 rounds); 13 off-phase rounds apart: 2.10×` →
+/// `15.1× [10.3, 18.8] unstable 13 off-phase`; `None` for any other cell.
+pub fn compact_ratio(c: &str) -> Option<String> {
+    let (m, rest) = c.split_once('×')?;
+    let m: f64 = m.trim().parse().ok()?;
+    let (inner, rest) = rest.trim_start().strip_prefix('[')?.split_once(']')?;
+    let ci = match inner.split_once(", ") {
+        Some((a, b)) => format!("[{}, {}]", factor(a.parse().ok()?), factor(b.parse().ok()?)),
+        None if inner == "–" => "[–]".into(),
+        None => return None,
+    };
+    let mut s = format!("{}× {ci}", factor(m));
+    let (flag, apart) = rest.split_once(';').unwrap_or((rest, ""));
+    if flag.contains("unstable") {
+        s += " unstable";
+    } else if !flag.trim().is_empty() {
+        return None;
+    }
+    if let Some(n) = apart.trim().split(' ').next().filter(|_| apart.contains("off-phase")) {
+        s += &format!(" {n} off-phase");
+    }
+    Some(s)
+}
+
+/// The reasons table for the terminal: a row per reason, a column per pair; a fired
+/// rule's cell is marked `*`.
+pub fn terminal_reasons(t: &crate::results::Reasons) -> String {
+    let mut ct = comfy_table::Table::new();
+    ct.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    ct.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    ct.set_width(TERMINAL_WIDTH as u16);
+    let mut header = vec!["reason".to_string()];
+    header.extend(t.columns.iter().cloned());
+    ct.set_header(header);
+    for row in &t.rows {
+        let mut line = vec![row.reason.clone()];
+        line.extend(row.cells.iter().map(|c| match c {
+            Some(c) if c.fired => format!("{}*", c.text),
+            Some(c) => c.text.clone(),
+            None => "–".into(),
+        }));
+        ct.add_row(line);
+    }
+    // One space before each cell, none after: the columns are many and the cells short.
+    for c in ct.column_iter_mut() {
+        c.set_padding((1, 0));
+    }
+    let mut s = format!("{}\n{ct}\n", t.title);
+    if let Some(n) = &t.note {
+        s += &wrap(n, TERMINAL_WIDTH, "", "");
+    }
+    s
+}
+
+/// `text` wrapped at spaces to `width` columns, the first line after `first`, the others
+/// after `rest`.
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let len = line.chars().count() + word.chars().count() + usize::from(!empty);
+        if !empty && len > width {
+            out += &line;
+            out.push('\n');
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line += word;
+        empty = false;
+    }
+    out += &line;
+    out.push('\n');
+    out
 }
 
 /// A Why sentence's figures as `field = value` pairs.
@@ -338,10 +494,10 @@ pub fn write_atomic(dir: &Path, name: &str, body: &[u8]) -> Result<(), String> {
 /// Prints the terminal report, then writes results.json, report.md and report.html (and
 /// the `latest` link for a run in the default location). The first failed write is the
 /// error; the tables are on the terminal already.
-pub fn emit(r: &Results, dir: &Path, default_location: bool) -> Result<(), String> {
+pub fn emit(r: &Results, dir: &Path, default_location: bool, details: bool) -> Result<(), String> {
     use std::io::Write as _;
     let mut out = std::io::stdout();
-    let _ = write!(out, "{}", terminal_report(r));
+    let _ = write!(out, "{}", terminal_report(r, details));
     let _ = out.flush();
     let json = serde_json::to_string_pretty(r).expect("results serialise");
     let mut first_error = None;
@@ -368,5 +524,40 @@ pub fn emit(r: &Results, dir: &Path, default_location: bool) -> Result<(), Strin
     }
     let _ = writeln!(out, "report: {}", dir.join("report.html").display());
     let _ = writeln!(out, "results: {}", dir.join("results.json").display());
+    if r.files.iter().any(|f| links::kind(&f.file) == links::FileKind::Trace) {
+        let _ = writeln!(
+            out,
+            "traces: `lab view {}` (or `just lab view`) opens them in Perfetto",
+            dir.display()
+        );
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod terminal_tests {
+    use super::*;
+
+    #[test]
+    fn ratio_cells_become_compact() {
+        let c = |s: &str| compact_ratio(s);
+        assert_eq!(c("15.12× [10.31, 18.80]").unwrap(), "15.1× [10.3, 18.8]");
+        assert_eq!(
+            c("15.12× [10.31, 18.80] unstable (≈ 40 rounds); 13 off-phase rounds apart: 2.10×")
+                .unwrap(),
+            "15.1× [10.3, 18.8] unstable 13 off-phase"
+        );
+        assert_eq!(c("1.23× [–] unstable").unwrap(), "1.23× [–] unstable");
+        assert_eq!(c("0.98× [0.91, 1.07]").unwrap(), "0.98× [0.91, 1.07]");
+        assert_eq!(c("12 345"), None);
+        assert_eq!(c("83.1%"), None);
+    }
+
+    #[test]
+    fn wrap_keeps_lines_within_the_width() {
+        let text = "word ".repeat(60);
+        let w = wrap(text.trim(), 40, "  - ", "    ");
+        assert!(w.lines().all(|l| l.chars().count() <= 40), "{w}");
+        assert!(w.starts_with("  - word") && w.lines().nth(1).unwrap().starts_with("    word"));
+    }
 }

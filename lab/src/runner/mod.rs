@@ -27,13 +27,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-/// Progress for every experiment: a bar with ETA, or plain lines.
+/// Progress for every experiment: on a terminal, a bar with ETA (and a line above it per
+/// failed fork or pass); otherwise plain lines, `[done/total]` first: the first finished
+/// step, one per round, one per kind of pass, and one per failure.
 #[derive(Debug)]
 pub struct Progress {
     bar: indicatif::ProgressBar,
     plain: bool,
     done: AtomicU64,
     total: AtomicU64,
+    started: Instant,
 }
 
 impl Progress {
@@ -52,7 +55,8 @@ impl Progress {
             );
             b
         };
-        Progress { bar, plain, done: AtomicU64::new(0), total: AtomicU64::new(total) }
+        let (done, total) = (AtomicU64::new(0), AtomicU64::new(total));
+        Progress { bar, plain, done, total, started: Instant::now() }
     }
 
     /// `n` more steps (a made-up round).
@@ -65,13 +69,60 @@ impl Progress {
         self.bar.set_message(what.to_string());
     }
 
-    fn finish_one(&self, what: &str, result: &str) {
+    /// `[done/total]`.
+    fn count(&self) -> String {
+        let n = self.done.load(Ordering::SeqCst);
+        format!("[{n}/{}]", self.total.load(Ordering::SeqCst))
+    }
+
+    /// A line: plain, or above the bar.
+    fn say(&self, line: String) {
+        if self.plain {
+            eprintln!("{} {line}", self.count());
+        } else {
+            self.bar.println(line);
+        }
+    }
+
+    /// One step done; a line only for a failure (`ok` false) or, in plain mode, the first
+    /// step of the run (so a log shows the run going before its first round ends).
+    fn finish_one(&self, what: &str, result: &str, ok: bool) {
         let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         self.bar.inc(1);
-        if self.plain {
-            eprintln!("[{n}/{}] {what}: {result}", self.total.load(Ordering::SeqCst));
+        if !ok || (self.plain && n == 1) {
+            self.say(format!("{what}: {result}"));
+        }
+    }
+
+    /// The estimated time left, from the pace so far.
+    fn eta(&self) -> String {
+        let done = self.done.load(Ordering::SeqCst).max(1);
+        let left = self.total.load(Ordering::SeqCst).saturating_sub(done);
+        let secs = self.started.elapsed().as_secs_f64() / done as f64 * left as f64;
+        let s = secs.round() as u64;
+        if s >= 60 {
+            format!("{}m{:02}s", s / 60, s % 60)
         } else {
-            self.bar.println(format!("{what}: {result}"));
+            format!("{s}s")
+        }
+    }
+
+    /// A round finished (plain mode only: the bar shows it): `round 3/27: 12 forks, 41 s,
+    /// ETA 2m10s`.
+    fn round_done(&self, round: usize, rounds: usize, forks: usize, took: f64) {
+        if self.plain {
+            let extra = if round > rounds { " (made up)" } else { "" };
+            self.say(format!(
+                "round {round}/{rounds}{extra}: {forks} forks, {took:.0} s, ETA {}",
+                self.eta()
+            ));
+        }
+    }
+
+    /// A kind of pass finished (plain mode only): `heap passes: 12, 30 s`.
+    fn passes_done(&self, what: &str, n: usize, took: f64) {
+        if self.plain && n > 0 {
+            self.say(format!("{what} passes: {n}, {took:.0} s, ETA {}", self.eta()));
         }
     }
 }
@@ -249,12 +300,15 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
             }
             progress.grow(timed.len() as u64);
         }
-        for (slot, ci) in round_order(&cells, &timed, round).into_iter().enumerate() {
+        let round_started = Instant::now();
+        let order = round_order(&cells, &timed, round);
+        let forks = order.len();
+        for (slot, ci) in order.into_iter().enumerate() {
             let c = &cells[ci].plan;
             let extra = if round >= rounds { " (made up)" } else { "" };
             let what = format!("round {}/{rounds}{extra} {} {}", round + 1, c.label, c.group);
             if given_up.contains(&ci) {
-                progress.finish_one(&what, "skipped (hung or crashed in an earlier round)");
+                progress.finish_one(&what, "skipped (hung or crashed in an earlier round)", true);
                 continue;
             }
             progress.start(&what);
@@ -264,7 +318,8 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
                     break 'rounds;
                 }
                 Ok(rec) => {
-                    progress.finish_one(&what, &summary(&rec.fork, c.unit));
+                    let ok = rec.fork.status == Status::Ok;
+                    progress.finish_one(&what, &summary(&rec.fork, c.unit), ok);
                     if matches!(rec.fork.status, Status::Hung | Status::Crashed) {
                         given_up.push(ci);
                     }
@@ -273,6 +328,7 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
             }
         }
         finished += 1;
+        progress.round_done(round + 1, rounds, forks, round_started.elapsed().as_secs_f64());
     }
     if !given_up.is_empty() {
         notes.push(
@@ -352,10 +408,15 @@ fn run_passes<E: Experiment>(
         })
         .collect();
     let (heap_jobs, trace_jobs): (Vec<&PassJob>, Vec<&PassJob>) = jobs.iter().partition(|j| j.heap);
+    let t0 = Instant::now();
     let mut results: Vec<(&PassJob, Option<PassRecord<E::Outcome>>)> = pool.install(|| {
         heap_jobs.par_iter().map(|&j| (j, run_pass::<E>(j, shared, dir, progress))).collect()
     });
+    progress.passes_done("heap", heap_jobs.len(), t0.elapsed().as_secs_f64());
+    let t0 = Instant::now();
+    let n = trace_jobs.len();
     results.extend(trace_jobs.into_iter().map(|j| (j, run_pass::<E>(j, shared, dir, progress))));
+    progress.passes_done("trace", n, t0.elapsed().as_secs_f64());
     let mut interrupted = false;
     for (j, rec) in results {
         match rec {
@@ -417,7 +478,7 @@ fn run_pass<E: Experiment>(
         (Ok(_), false) => format!("the child wrote no {}", j.file),
         (Err(e), _) => e.clone(),
     };
-    progress.finish_one(&j.what, &said);
+    progress.finish_one(&j.what, &said, rec.result.is_ok());
     Some(rec)
 }
 

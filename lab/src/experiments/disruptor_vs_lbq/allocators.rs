@@ -216,6 +216,7 @@ pub fn table(r: &Results) -> Option<Table> {
              runs in lab-heap under dhat whatever the allocator: dhat counts the code's \
              allocations, the same under every allocator, not their cost."
         )),
+        headline: false,
     })
 }
 

@@ -50,6 +50,8 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     }));
     out.charts = tables::charts(out);
     out.why = why::section(out);
+    out.reasons = why::reasons(out);
+    out.verdict = verdict(out);
     for row in &out.results {
         let Some(d) = row.typed_detail::<HandoffDetail>() else { continue };
         for (f, what) in
@@ -104,6 +106,23 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
         ));
     }
     out.method.extend(sampling_lines(run, a.sample_every));
+}
+
+/// A line per comparison (the traced twins' left to their table); the ring against the
+/// locked queue also quotes the seed's ratios.
+pub(super) fn verdict(r: &Results) -> Vec<String> {
+    use crate::experiments::verdict::{comparisons, num};
+    comparisons(&r.ratios, |q| !inrun::is_twin(&q.variant))
+        .into_iter()
+        .map(|c| {
+            let mut line = c.line;
+            if c.variant == "ring" && c.baseline == "locked" {
+                let [(p1, r1), (p2, r2)] = super::SEED_QPS_RATIOS;
+                line += &format!("; the seed saw {}× (P={p1}) to {}× (P={p2})", num(r1), num(r2));
+            }
+            line
+        })
+        .collect()
 }
 
 /// A `disruptor-vs-lbq` row's own fields in results.json (beside the row's envelope).
@@ -564,4 +583,184 @@ fn placement_line(placement: crate::machine::placement::Placement) -> String {
         ),
     };
     format!("Threads: the consumer and producers of each run {how}.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Ratio, RoundsDone, Status};
+    use serde_json::json;
+
+    /// A row of the default run's shape, with every figure the Why rules read.
+    fn row(label: &str, p: u64, ms: f64, blocks: f64, vcs: f64) -> Row {
+        let mut x: Row = serde_json::from_value(json!({
+            "label": label, "key": {"variant": label, "producers": p}, "group": format!("P={p}"),
+            "status": "OK", "valid": true, "unit": "ms", "higher_is_better": false,
+            "score": ms, "score_ci": [ms * 0.95, ms * 1.05], "forks": []
+        }))
+        .expect("row");
+        let thread = |name: &str, cs: f64| ThreadCpu {
+            name: name.into(),
+            cpu_ms: ms * 1.5,
+            voluntary_cs: cs,
+            ..Default::default()
+        };
+        let mut threads: Vec<ThreadCpu> =
+            (0..p).map(|i| thread(&format!("producer-{i}"), 3.0)).collect();
+        threads.push(thread("consumer", vcs));
+        let off = crate::profile::sched::ThreadOffCpu {
+            off_cpu_share: if label == "locked" { 0.45 } else { 0.02 },
+            woken_by: [("producer-0".to_string(), 900u64)].into(),
+            ..Default::default()
+        };
+        let counters: Values = [("task-clock", ms * 3.0), ("instructions", 900.0)]
+            .map(|(k, v)| (k.to_string(), Some(v)))
+            .into();
+        x.set_detail(&HandoffDetail {
+            variant: label.into(),
+            producers: p as usize,
+            messages: 1 << 20,
+            qps: Some((1u64 << 20) as f64 / (ms / 1e3)),
+            heap: Some(Heap { blocks_per_message: blocks, ..Default::default() }),
+            cpu: Some(Cpu { threads, ..Default::default() }),
+            off_cpu_by_thread: Some([("consumer".to_string(), off)].into()),
+            counters: Some(counters),
+            ..Default::default()
+        });
+        x
+    }
+
+    fn ratio(p: u64, m: f64, ci: Option<(f64, f64)>, apart: usize) -> Ratio {
+        Ratio {
+            variant: "ring".into(),
+            baseline: "locked".into(),
+            group: format!("P={p}"),
+            producers: Some(p),
+            median: Some(m),
+            ci_low: ci.map(|c| c.0),
+            ci_high: ci.map(|c| c.1),
+            coverage: Some(0.99),
+            rounds: 27,
+            unstable: ci.is_none_or(|c| c.1 - c.0 > 0.2 * m),
+            rounds_needed: Some(80),
+            off_phase_rounds: apart,
+            off_phase_median: (apart > 0).then_some(2.0),
+        }
+    }
+
+    /// The default run's shape: P=1..6, locked and ring, every table and section filled.
+    fn default_run() -> Results {
+        let mut rows = Vec::new();
+        let mut ratios = Vec::new();
+        for p in 1..=6u64 {
+            let locked = 400.0 + 50.0 * p as f64;
+            let m = 18.0 - 2.5 * p as f64;
+            rows.push(row("locked", p, locked, 1.0, 20_000.0 * p as f64));
+            rows.push(row("ring", p, locked / m, 0.0001, 12.0));
+            let ci = match p {
+                3 => Some((0.91, 1.07)),
+                5 => None,
+                _ => Some((m * 0.7, m * 1.2)),
+            };
+            ratios.push(ratio(p, if p == 3 { 0.98 } else { m }, ci, if p == 2 { 13 } else { 0 }));
+        }
+        let mut r = Results {
+            schema_version: crate::results::SCHEMA_VERSION,
+            experiment: "disruptor-vs-lbq".into(),
+            status: "complete".into(),
+            environment: crate::machine::Environment::default(),
+            config: json!({}),
+            rounds: RoundsDone { planned: 27, finished: 27, made_up: 0 },
+            results: rows,
+            ratios,
+            tables: Vec::new(),
+            targets: Vec::new(),
+            charts: Vec::new(),
+            files: Vec::new(),
+            method: Vec::new(),
+            notes: vec!["a note".into(); 14],
+            why: Vec::new(),
+            verdict: Vec::new(),
+            reasons: None,
+        };
+        r.tables = tables::headline_tables(&r);
+        r.tables.push(tables::forks_table(&r));
+        r.tables.push(tables::latency_table(&r, 1024));
+        r.tables.push(tables::cpu_table(&r));
+        r.tables.push(tables::counters_table(&r));
+        r.tables.extend(tables::heap_table(&r));
+        r.why = why::section(&r);
+        r.reasons = why::reasons(&r);
+        r.verdict = verdict(&r);
+        r
+    }
+
+    #[test]
+    fn the_default_runs_terminal_report_fits_one_screen() {
+        let r = default_run();
+        let s = crate::report::terminal_report(&r, false);
+        let lines: Vec<&str> = s.lines().collect();
+        let widest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(lines.len() <= 60, "{} lines:\n{s}", lines.len());
+        assert!(widest <= 120, "{widest} columns:\n{s}");
+        assert!(s.contains("Verdict:") && s.contains("Reasons"), "{s}");
+        let v = r.verdict.join("\n");
+        assert!(v.contains("no difference at P=3: 0.98× [0.91, 1.07]"), "{v}");
+        assert!(v.contains("the seed saw 1.37× (P=1) to 2.52× (P=6)"), "{v}");
+        assert!(s.contains("14 note(s) in the report"), "{s}");
+        assert!(!s.contains("Why (sentences"), "{s}");
+        let all = crate::report::terminal_report(&r, true);
+        assert!(all.contains("Why (sentences") && all.contains("note: a note"), "{all}");
+        assert!(all.lines().count() > lines.len());
+    }
+
+    #[test]
+    fn a_failed_row_is_always_shown() {
+        let mut r = default_run();
+        r.results[3].status = Status::Invalid;
+        r.results[3].error = Some("lost a message".into());
+        r.tables.extend(crate::report::failure_table(&r, &["variant", "P"], |x| {
+            vec![x.label.clone(), x.group.clone()]
+        }));
+        let s = crate::report::terminal_report(&r, false);
+        assert!(s.contains("INVALID") && s.contains("lost a message"), "{s}");
+    }
+
+    #[test]
+    fn the_reasons_figures_are_the_why_figures() {
+        let r = default_run();
+        let reasons = r.reasons.as_ref().expect("a reasons table");
+        assert_eq!(reasons.columns.len(), 6, "{:?}", reasons.columns);
+        let mut checked = 0;
+        for row in &reasons.rows {
+            for (c, cell) in reasons.columns.iter().zip(&row.cells) {
+                let Some(cell) = cell else { continue };
+                for f in &cell.figures {
+                    let i: usize = f.field[8..f.field.find(']').unwrap()].parse().unwrap();
+                    assert_eq!(r.results[i].group, *c, "{f:?}");
+                }
+                let w = r.why.iter().find(|w| &w.group == c && w.rule == row.rule);
+                match (cell.fired, w) {
+                    (true, Some(w)) if row.rule == "counter" => {
+                        assert!(cell.figures.iter().all(|f| w.figures.contains(f)), "{c} {row:?}");
+                        checked += 1;
+                    }
+                    (true, Some(w)) => {
+                        assert_eq!(cell.figures, w.figures, "{c} {}", row.rule);
+                        checked += 1;
+                    }
+                    (true, None) => panic!("{c} {}: fired without a sentence", row.rule),
+                    (false, w) => assert!(
+                        w.is_none() || row.rule == "counter",
+                        "{c} {}: a sentence without a fired cell",
+                        row.rule
+                    ),
+                }
+            }
+        }
+        assert!(checked >= 10, "{checked}");
+        let alloc = &reasons.rows[0];
+        assert_eq!(alloc.rule, "allocation");
+        assert_eq!(alloc.cells[0].as_ref().unwrap().text, "1e-4 vs 1.00");
+    }
 }

@@ -2,8 +2,8 @@
 //! read from its typed detail with their results.json fields, and the rules on a pair.
 
 use super::HandoffDetail;
-use crate::experiments::why::{self, Fired, Rule, Side};
-use crate::results::{Figure, Results, Row, Why};
+use crate::experiments::why::{self, short, Fired, Reason, Rule, Side};
+use crate::results::{Figure, ReasonCell, Reasons, Results, Row, Why};
 use std::collections::BTreeMap;
 
 const SLEEP_FACTOR: f64 = 10.0;
@@ -101,7 +101,92 @@ pub fn section(r: &Results) -> Vec<Why> {
     why::section(r, figures, &RULES)
 }
 
+/// The reasons table of a run: the figures the rules read, a column per pair (the traced
+/// twins' pairs left out: they have their own table).
+pub fn reasons(r: &Results) -> Option<Reasons> {
+    let figures = |i: usize, x: &Row| {
+        x.typed_detail::<HandoffDetail>().map(|d| Figures::of(i, &d)).unwrap_or_default()
+    };
+    why::reasons(r, figures, |q| !super::inrun::is_twin(&q.variant), &REASONS)
+}
+
+/// The rows of the reasons table, in the order of the rules.
+const REASONS: [Reason<Figures>; 8] = [
+    Reason { reason: "allocs/msg", rule: "allocation", cell: allocation_cell },
+    Reason { reason: "sleeps/msg (vcs)", rule: "sleeping", cell: sleeping_cell },
+    Reason { reason: "off-CPU share", rule: "off-cpu", cell: off_cpu_cell },
+    Reason { reason: "CPU ns/msg", rule: "cpu-time", cell: cpu_time_cell },
+    Reason { reason: "task-clock/msg", rule: "counter", cell: |a, b| counter_cell(a, b, 0) },
+    Reason { reason: "instr/msg", rule: "counter", cell: |a, b| counter_cell(a, b, 1) },
+    Reason { reason: "cache-miss/msg", rule: "counter", cell: |a, b| counter_cell(a, b, 2) },
+    Reason { reason: "branch-miss/msg", rule: "counter", cell: |a, b| counter_cell(a, b, 3) },
+];
+
 type Pair<'a, 'b> = &'a Side<'b, Figures>;
+
+fn allocation_cell(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Option<ReasonCell> {
+    let (fa, fb) =
+        (row.figures.blocks_per_message.clone()?, base.figures.blocks_per_message.clone()?);
+    let text = format!("{} vs {}", short(fa.value), short(fb.value));
+    Some(why::cell(text, vec![fa, fb], allocation(row, base)))
+}
+
+fn sleeping_cell(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Option<ReasonCell> {
+    let ((a, fa), (b, fb)) = (sleeps(row)?, sleeps(base)?);
+    Some(why::cell(format!("{} vs {}", short(a), short(b)), [fa, fb].concat(), sleeping(row, base)))
+}
+
+fn off_cpu_cell(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Option<ReasonCell> {
+    let ((a, _, fa), (b, _, fb)) = (off_cpu_of(row)?, off_cpu_of(base)?);
+    let text = format!("{:.1}% vs {:.1}%", a * 100.0, b * 100.0);
+    Some(why::cell(text, [fa, fb].concat(), off_cpu(row, base)))
+}
+
+fn cpu_time_cell(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Option<ReasonCell> {
+    let ((a, fa), (b, fb)) = (cpu_per_message(row)?, cpu_per_message(base)?);
+    let text = format!("{} vs {}", short(a), short(b));
+    Some(why::cell(text, [fa, fb].concat(), cpu_time(row, base)))
+}
+
+/// The cell of counter `COUNTER_EVENTS[k]`: fired when the counter rule's threshold is
+/// crossed for this event (the counter rule's sentence names it).
+fn counter_cell(row: Pair<'_, '_>, base: Pair<'_, '_>, k: usize) -> Option<ReasonCell> {
+    let ev = COUNTER_EVENTS[k];
+    let (fa, fb) = (row.figures.counters.get(ev)?.clone(), base.figures.counters.get(ev)?.clone());
+    let (a, b) = (fa.value, fb.value);
+    let fired = a > 0.0 && b > 0.0 && a.max(b) >= COUNTER_FACTOR * a.min(b);
+    let text = format!("{} vs {}", short(a), short(b));
+    Some(ReasonCell { text, figures: vec![fa, fb], fired })
+}
+
+/// The consumer's voluntary context switches per message, with the figures they rest on.
+fn sleeps(x: Pair<'_, '_>) -> Option<(f64, Vec<Figure>)> {
+    let cs = x.figures.consumer_voluntary_cs.clone()?;
+    let m = x.figures.messages.clone()?;
+    Some((cs.value / m.value, vec![cs, m]))
+}
+
+/// The consumer's off-CPU share, its account, and the figures they rest on.
+fn off_cpu_of<'a>(x: &'a Side<'_, Figures>) -> Option<(f64, &'a OffCpu, Vec<Figure>)> {
+    let c = x.figures.off_cpu.as_ref()?;
+    let mut figs = vec![c.share.clone()];
+    figs.extend(c.state.iter().map(|(_, f)| f.clone()));
+    figs.extend(c.waker.iter().map(|(_, f)| f.clone()));
+    Some((c.share.value, c, figs))
+}
+
+/// CPU ns per message over all threads (getrusage), with the figures it rests on.
+fn cpu_per_message(x: Pair<'_, '_>) -> Option<(f64, Vec<Figure>)> {
+    let threads = x.figures.cpu_ms.as_ref()?;
+    let ms: f64 = threads.iter().map(|f| f.value).sum();
+    let m = x.figures.messages.clone()?;
+    (ms > 0.0).then(|| {
+        let mut figs = threads.clone();
+        let per = ms * 1e6 / m.value;
+        figs.push(m);
+        (per, figs)
+    })
+}
 
 fn allocation(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
     why::allocation(
@@ -112,12 +197,7 @@ fn allocation(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
 }
 
 fn sleeping(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
-    let get = |x: Pair<'_, '_>| {
-        let cs = x.figures.consumer_voluntary_cs.clone()?;
-        let m = x.figures.messages.clone()?;
-        Some((cs.value / m.value, vec![cs, m]))
-    };
-    let ((a, fa), (b, fb)) = (get(row)?, get(base)?);
+    let ((a, fa), (b, fb)) = (sleeps(row)?, sleeps(base)?);
     let (hi, lo) = (a.max(b), a.min(b));
     (hi >= SLEEP_FLOOR && hi >= SLEEP_FACTOR * lo).then(|| {
         (
@@ -146,14 +226,7 @@ fn small(v: f64) -> String {
 }
 
 fn off_cpu(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
-    fn get<'a>(x: &'a Side<'_, Figures>) -> Option<(f64, &'a OffCpu, Vec<Figure>)> {
-        let c = x.figures.off_cpu.as_ref()?;
-        let mut figs = vec![c.share.clone()];
-        figs.extend(c.state.iter().map(|(_, f)| f.clone()));
-        figs.extend(c.waker.iter().map(|(_, f)| f.clone()));
-        Some((c.share.value, c, figs))
-    }
-    let ((a, ca, fa), (b, cb, fb)) = (get(row)?, get(base)?);
+    let ((a, ca, fa), (b, cb, fb)) = (off_cpu_of(row)?, off_cpu_of(base)?);
     let woke = |c: &OffCpu| {
         let mut t = String::new();
         if let Some((k, n)) = &c.state {
@@ -216,18 +289,7 @@ fn cpu_time(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
     if has_clock(row) && has_clock(base) {
         return None;
     }
-    let get = |x: Pair<'_, '_>| {
-        let threads = x.figures.cpu_ms.as_ref()?;
-        let ms: f64 = threads.iter().map(|f| f.value).sum();
-        let m = x.figures.messages.clone()?;
-        (ms > 0.0).then(|| {
-            let mut figs = threads.clone();
-            let per = ms * 1e6 / m.value;
-            figs.push(m);
-            (per, figs)
-        })
-    };
-    let ((a, fa), (b, fb)) = (get(row)?, get(base)?);
+    let ((a, fa), (b, fb)) = (cpu_per_message(row)?, cpu_per_message(base)?);
     (a.max(b) >= COUNTER_FACTOR * a.min(b)).then(|| {
         (
             "cpu-time",

@@ -176,6 +176,8 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
     files_and_notes(run, out);
     out.method.extend(method_lines(a, with_ab));
     out.why = super::why::section(out);
+    out.reasons = super::why::reasons(out);
+    out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
 }
 
 fn files_and_notes(run: &Finished<EchoServer>, out: &mut Results) {
@@ -288,6 +290,7 @@ fn main_table(
         header: head.clone(),
         rows: Vec::new(),
         note: None,
+        headline: true,
     };
     for x in &r.results {
         let mut row = vec![x.label.clone()];
@@ -392,6 +395,7 @@ fn percentile_table(r: &Results) -> Table {
         header: head,
         rows: Vec::new(),
         note: None,
+        headline: false,
     };
     for (x, l) in ok_rows(r) {
         let mut row = vec![x.label.clone()];

@@ -2,8 +2,8 @@
 //! allocation has figures here (heap blocks per request, the heap pass).
 
 use super::analyse::{detail, EchoDetail};
-use crate::experiments::why::{self, Fired, Side};
-use crate::results::{Figure, Results, Row, Why};
+use crate::experiments::why::{self, short, Fired, Reason, Side};
+use crate::results::{Figure, ReasonCell, Reasons, Results, Row, Why};
 
 /// The figures of one row the rules read, each with its field of results.json.
 #[derive(Debug, Clone, Default)]
@@ -28,6 +28,21 @@ impl Figures {
 pub fn section(r: &Results) -> Vec<Why> {
     let figures = |i: usize, x: &Row| Figures::of(i, &detail(x));
     why::section(r, figures, &[allocation])
+}
+
+/// The reasons table of a run: heap allocations per request, a column per pair.
+pub fn reasons(r: &Results) -> Option<Reasons> {
+    let figures = |i: usize, x: &Row| Figures::of(i, &detail(x));
+    let defs =
+        [Reason { reason: "heap allocs/request", rule: "allocation", cell: allocation_cell }];
+    why::reasons(r, figures, |_| true, &defs)
+}
+
+fn allocation_cell(row: &Side<'_, Figures>, base: &Side<'_, Figures>) -> Option<ReasonCell> {
+    let (fa, fb) =
+        (row.figures.blocks_per_request.clone()?, base.figures.blocks_per_request.clone()?);
+    let text = format!("{} vs {}", short(fa.value), short(fb.value));
+    Some(why::cell(text, vec![fa, fb], allocation(row, base)))
 }
 
 fn allocation(row: &Side<'_, Figures>, base: &Side<'_, Figures>) -> Fired {

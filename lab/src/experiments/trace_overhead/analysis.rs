@@ -277,7 +277,7 @@ pub(super) fn analyse(a: &TraceOverheadArgs, run: &Finished<TraceOverhead>, out:
         fill_detail(row, an, rounds, ratio.and_then(|r| r.median), n);
         row.detail.insert("trace_files".into(), json!(files.get(&i).cloned().unwrap_or_default()));
     }
-    out.tables = vec![cost_table(out, &rows, n), record_path_table(&rows)];
+    out.tables = vec![cost_table(out, &rows, n).headline(), record_path_table(&rows)];
     out.tables.extend(crate::report::failure_table(out, &["workload", "trace"], |x| {
         vec![x.group.clone(), x.label.clone()]
     }));
@@ -291,6 +291,7 @@ pub(super) fn analyse(a: &TraceOverheadArgs, run: &Finished<TraceOverhead>, out:
     let allocator = allocator_target(&rows);
     out.environment.timed_allocator = allocator.measured.clone();
     out.targets.push(allocator);
+    out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
     out.environment.tracing =
         "measured here: off, flight and full, each in its own timed forks".into();
     out.method.extend(method_lines(&rows));
