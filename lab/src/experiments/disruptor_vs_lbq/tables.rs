@@ -442,11 +442,6 @@ pub(super) fn heap_table(r: &Results) -> Option<Table> {
     (!t.rows.is_empty()).then_some(t)
 }
 
-/// Seed 001's published QPS ratios (Disruptor / LinkedBlockingQueue) by producers: 137%
-/// with one producer, 252% with six (docs/seeds.md; its durations, 73% and 39.65%, are the
-/// same ratios inverted). The seed publishes no other P.
-pub const SEED_QPS_RATIOS: [(u64, f64); 2] = [(1, 1.37), (6, 2.52)];
-
 /// The paired ratios against P: a series per (row, baseline) pair at its median, its repeat
 /// interval as a bar at each P, and the seed's published ratios beside them.
 fn ratio_chart(r: &Results) -> Option<Chart> {
@@ -477,7 +472,7 @@ fn ratio_chart(r: &Results) -> Option<Chart> {
     if c.series.is_empty() {
         return None;
     }
-    let seed: Vec<(f64, f64)> = SEED_QPS_RATIOS
+    let seed: Vec<(f64, f64)> = super::SEED_QPS_RATIOS
         .iter()
         .filter(|(p, _)| ps.contains(p))
         .map(|&(p, x)| (p as f64, x))
