@@ -42,6 +42,8 @@ fn tiny_run(out: &Path, unavailable: bool) -> (Value, String) {
             &["--messages", "20000", "--min-fork-ms", "0", "--producers", "1"],
         ))
         .args(["--variants", "locked,ring"])
+        // The counters table is one of the tables the terminal shows with --details.
+        .arg("--details")
         .arg("--out")
         .arg(out)
         .output()

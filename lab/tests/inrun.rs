@@ -61,6 +61,8 @@ fn in_run_keeps_the_outlier_forks_dumps_and_reports_the_recording_cost() {
         "disruptor-vs-lbq",
         "3",
         &[
+            // The cost table is one of the tables the terminal shows with --details.
+            "--details",
             "--trace",
             "in-run",
             "--variants",

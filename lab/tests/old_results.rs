@@ -15,7 +15,7 @@ fn fixture() -> std::path::PathBuf {
 fn an_earlier_results_json_is_reported_again() {
     let dir = out_dir("old_results", "report");
     std::fs::copy(fixture(), dir.join("results.json")).expect("copy the fixture");
-    let o = lab(&["report", dir.to_str().unwrap()]);
+    let o = lab(&["report", dir.to_str().unwrap(), "--details"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     for want in ["locked", "ring", "P=1", "P=2"] {

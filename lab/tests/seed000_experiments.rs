@@ -15,7 +15,8 @@ const SUITE: &str = "seed000-experiments";
 /// Runs `lab <exp> <args> --out <dir>`; returns (results.json, folder, stdout).
 fn run(exp: &str, name: &str, args: &[&str]) -> (Value, PathBuf, String) {
     let dir = out_dir(SUITE, name);
-    let mut all = vec![exp];
+    // Every table on stdout (the tests read them there), not only the headline ones.
+    let mut all = vec![exp, "--details"];
     all.extend_from_slice(args);
     let d = dir.display().to_string();
     all.extend(["--out", &d]);

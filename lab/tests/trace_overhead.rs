@@ -29,7 +29,9 @@ fn results(dir: &Path) -> Value {
 /// A tiny run of trace-overhead into `dir`; extra options appended.
 fn tiny_run(dir: &Path, messages: &str, extra: &[&str]) -> std::process::Output {
     let rounds = ROUNDS.to_string();
-    let mut args = vec!["trace-overhead", "--messages", messages, "--rounds", &rounds, "--out"];
+    // --details: the tests read every table on stdout, not only the headline ones.
+    let mut args =
+        vec!["trace-overhead", "--details", "--messages", messages, "--rounds", &rounds, "--out"];
     args.push(dir.to_str().expect("utf-8 path"));
     args.extend(extra);
     lab(&args)

@@ -58,7 +58,7 @@ fn file_links(files: &[&str]) -> String {
             FileKind::Trace => write!(
                 s,
                 "<span class=\"files\"><a class=\"trace\" data-file=\"{}\" href=\"{}\" title=\"open in \
-                 Perfetto while `lab view` serves this folder\">trace ⧉</a> \
+                 Perfetto (via lab view), while it serves this folder\">trace ⧉</a> \
                  <a class=\"trace-file\" href=\"{href}\" title=\"{}\">json</a></span> ",
                 e(f),
                 e(&links::perfetto_link(links::DEFAULT_PORT, f)),
