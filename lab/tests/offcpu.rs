@@ -46,6 +46,9 @@ fn run(name: &str, extra: &[&str]) -> Run {
     Run { dir, row }
 }
 
+/// The locked run's options: the locked queue, bounded (see [`runs`]).
+const LOCKED: &[&str] = &["--variants", "locked", "--capacity", "64"];
+
 /// The two runs, one after the other (side by side they would disturb each other).
 fn runs() -> &'static (Run, Run) {
     static RUNS: OnceLock<(Run, Run)> = OnceLock::new();
@@ -53,12 +56,16 @@ fn runs() -> &'static (Run, Run) {
         // The locked queue's consumer sleeps when it catches up with the producer, which
         // an occasional run hardly does: such a run has too few switches to compare, and
         // is made again (at most three times).
-        let mut locked = run("locked", &["--variants", "locked"]);
+        // Bounded at 64, the queue fills and empties in turn, so the consumer sleeps on
+        // `not_empty` (woken by the producer's put) many times a run whatever the machine's
+        // phase; unbounded, a phase in which the producer keeps ahead left it 7–18 sleeps
+        // a run in CI's test profile, too few to compare.
+        let mut locked = run("locked", LOCKED);
         for attempt in 2..=3 {
             if context_switches(&locked, "consumer") >= MIN_SWITCHES {
                 break;
             }
-            locked = run(&format!("locked-{attempt}"), &["--variants", "locked"]);
+            locked = run(&format!("locked-{attempt}"), LOCKED);
         }
         let ring = run("ring", &["--variants", "ring", "--wait", "busy-spin"]);
         (locked, ring)
