@@ -330,6 +330,11 @@ pub struct Chart {
     /// (name, points).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<(String, Vec<(f64, f64)>)>,
+    /// A name per x, for an axis of categories (workloads, servers, demand modes): the
+    /// series' points are then drawn unjoined, each x labelled with its name (absent from
+    /// charts with a numeric x axis).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub x_names: Vec<(f64, String)>,
 }
 
 /// A file of the run folder with what it is.

@@ -15,7 +15,7 @@ use crate::experiment::{
 };
 use crate::experiment::{CellRecord, Finished};
 use crate::protocol::Ctx;
-use crate::results::{FileLink, Ratio, Results, Row, Status, Table};
+use crate::results::{Chart, FileLink, Ratio, Results, Row, Status, Table};
 use crate::stats::Summary;
 use buffer_pool::{Pool, SEED_SIZES};
 use clap::{Args, ValueEnum};
@@ -229,6 +229,7 @@ impl Experiment for AllocPooledVsUnpooled {
         }
         out.tables.push(jmh_table(a, out).headline());
         out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+        out.charts = charts(out);
         out.tables.extend(heap_table(out));
         out.tables.extend(crate::report::failure_table(out, &["mode", "size"], |x| {
             vec![x.label.clone(), x.key_u64("size").map_or("?".into(), |s| s.to_string())]
@@ -293,6 +294,29 @@ pub struct AllocHeap {
     pub ops: f64,
     /// Whether every profiled iteration passed its check.
     pub valid: bool,
+}
+
+/// The verdict's ratios (pooled over unpooled ops/ms, paired within rounds) per size with
+/// their repeat intervals; then each row's ops/ms with the interval of its median over forks.
+fn charts(r: &Results) -> Vec<Chart> {
+    let mut out: Vec<Chart> = super::charts::ratio_chart(
+        r,
+        "ops/ms ratio by buffer size (median over rounds; bars: repeat interval)",
+        "buffer size (bytes)",
+        "× (> 1: the row is faster than the baseline)",
+    )
+    .into_iter()
+    .collect();
+    let titles = (
+        "ops/ms by buffer size (log scale; bars: interval of the median over forks)",
+        "buffer size (bytes)",
+        "ops/ms (allocate + touch + free)",
+    );
+    out.extend(
+        super::charts::score_chart(r, titles, |x| Some((x.label.clone(), x.group.clone())))
+            .map(|(c, _)| c),
+    );
+    out
 }
 
 /// A row's typed detail (the default for a row that has none).

@@ -28,7 +28,7 @@ use crate::experiment::{
 };
 use crate::experiment::{CellRecord, Finished};
 use crate::protocol::Ctx;
-use crate::results::{FileLink, Results, Row, Status, Table};
+use crate::results::{Chart, FileLink, Results, Row, Status, Table};
 use clap::Args;
 use reactive::{
     Error, Flux, Overflow, Scheduler, SharedSubscription, Subscriber, Subscription, UNBOUNDED,
@@ -468,6 +468,7 @@ impl Experiment for BackpressureBuffer {
         out.tables.push(grid_table(a, out));
         out.tables.extend(crate::report::failure_table(out, &["case"], |x| vec![x.label.clone()]));
         out.verdict = verdict(out);
+        out.charts = charts(out);
         for rec in &run.cells {
             if let Some(t) = &rec.trace {
                 match (&t.result, t.file_written) {
@@ -634,6 +635,59 @@ fn verdict(r: &Results) -> Vec<String> {
         ));
     }
     v
+}
+
+/// The verdict's two lines as charts: each seed case's overflows (median over forks, the
+/// interval of that median as its bar) beside the count the reactive crate's tests expect;
+/// the grid's overflows against the producer's rate, a series per capacity, beside the
+/// fluid model's.
+fn charts(r: &Results) -> Vec<Chart> {
+    let mut out = Vec::new();
+    let seed = |x: &Row| (x.group == "seed").then(|| ("this run".to_string(), x.label.clone()));
+    let titles = (
+        "The seed's cases: overflows (bars: interval of the median over forks)",
+        "case[overflow policy]",
+        "overflows per run",
+    );
+    if let Some((mut c, cats)) = super::charts::score_chart(r, titles, seed) {
+        let expected: Vec<(String, f64)> = r
+            .results
+            .iter()
+            .filter_map(|x| match detail(x)?.case {
+                CaseDetail::Seed { expected_overflows, .. } => {
+                    Some((x.label.clone(), expected_overflows as f64))
+                }
+                CaseDetail::Grid { .. } => None,
+            })
+            .collect();
+        super::charts::add_reference(&mut c, &cats, "expected (reactive's tests)", &expected);
+        out.push(c);
+    }
+    let mut grid = Chart {
+        title: "The grid: overflows against the producer's rate (bars: interval of the median over forks)"
+            .into(),
+        x_label: "rate (producer rate / the consumer's nominal rate)".into(),
+        y_label: "overflows per run".into(),
+        ..Default::default()
+    };
+    for x in r.results.iter().filter(|x| x.status == Status::Ok) {
+        let Some(CaseDetail::Grid { capacity, rate, fluid_model, .. }) = detail(x).map(|d| d.case)
+        else {
+            continue;
+        };
+        if let Some(score) = x.score {
+            super::charts::push_point(&mut grid, &format!("capacity {capacity}"), rate, score, x.score_ci);
+        }
+        let name = format!("fluid model, capacity {capacity}");
+        match grid.references.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push((rate, fluid_model)),
+            None => grid.references.push((name, vec![(rate, fluid_model)])),
+        }
+    }
+    if !grid.series.is_empty() {
+        out.push(grid);
+    }
+    out
 }
 
 fn seed_table(r: &Results) -> Table {

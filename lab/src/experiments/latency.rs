@@ -30,7 +30,7 @@ use crate::experiment::{
 use crate::experiment::{CellRecord, Finished};
 use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::protocol::Ctx;
-use crate::results::{Ratio, Results, Row, Status, Table, Target};
+use crate::results::{Chart, Ratio, Results, Row, Status, Table, Target};
 use crate::stats::percentiles::Percentiles;
 use crate::units::fmt_num;
 use clap::{Args, ValueEnum};
@@ -441,6 +441,7 @@ impl Experiment for PublishOnLatency {
         }));
         out.targets = targets(out, out.environment.cores);
         out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+        out.charts = charts(out);
         out.method.extend(method_lines(a));
     }
 }
@@ -553,6 +554,36 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
     t
 }
 
+/// The seed's publishOn latency on its JVM, µs: (p50, p99).
+const SEED_JVM_US: (f64, f64) = (5.0, 11.0);
+
+/// The verdict's ratios (the baseline's p50 over each row's, paired within rounds) per
+/// demand mode with their repeat intervals; then each row's p50 with the interval of its
+/// median over forks, the seed's JVM p50 beside the one-by-one rows.
+fn charts(r: &Results) -> Vec<Chart> {
+    let mut out: Vec<Chart> = super::charts::ratio_chart(
+        r,
+        "p50 latency ratio by demand (baseline p50 / row p50, median over rounds; bars: repeat interval)",
+        "demand",
+        "× (> 1: lower latency than the baseline)",
+    )
+    .into_iter()
+    .collect();
+    let titles = (
+        "p50 latency by demand (log scale; bars: interval of the median over forks)",
+        "demand",
+        "µs",
+    );
+    if let Some((mut c, cats)) =
+        super::charts::score_chart(r, titles, |x| Some((x.label.clone(), x.group.clone())))
+    {
+        let seed = [("one-by-one".to_string(), SEED_JVM_US.0)];
+        super::charts::add_reference(&mut c, &cats, "seed 000 (JVM publishOn p50)", &seed);
+        out.push(c);
+    }
+    out
+}
+
 /// The seed's idle-latency targets, on the rows where demand reaches the source one by
 /// one (the -p1 rows, one-by-one): with prefetch 256 publish_on keeps 256 queued whatever
 /// the subscriber asks, which is queueing, reported but not the target.
@@ -566,8 +597,8 @@ fn targets(r: &Results, cores: usize) -> Vec<Target> {
         }
         let l = d.latency_ns.filter(|_| x.status == Status::Ok);
         for (name, limit, f) in [
-            ("p50", 5.0, (|l: &Percentiles| l.p50) as fn(&Percentiles) -> u64),
-            ("p99", 11.0, |l| l.p99),
+            ("p50", SEED_JVM_US.0, (|l: &Percentiles| l.p50) as fn(&Percentiles) -> u64),
+            ("p99", SEED_JVM_US.1, |l| l.p99),
         ] {
             let m = l.as_ref().map(|l| f(l) as f64 / 1e3);
             out.push(Target {

@@ -2,6 +2,7 @@
 
 mod alloc;
 mod backpressure;
+mod charts;
 mod choices;
 mod disruptor_vs_lbq;
 mod echo_server;

@@ -14,7 +14,7 @@ use crate::experiment::{
 };
 use crate::experiment::{CellRecord, Finished};
 use crate::protocol::Ctx;
-use crate::results::{Results, Row, Status, Table, Target};
+use crate::results::{Chart, Results, Row, Status, Table, Target};
 use crate::stats::Summary;
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -24,6 +24,11 @@ use std::time::{Duration, Instant};
 /// The experiment.
 #[derive(Debug)]
 pub struct SubscribeOverhead;
+
+/// The seed's JVM figures (its table of 1M-op runs, ms per 1M ops = ns per op), per
+/// workload: the chart's references.
+const SEED_JVM_NS_PER_OP: &[(&str, f64)] =
+    &[("flux-range", 6.0), ("mono-just", 24.0), ("hand-written", 6.0)];
 
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
@@ -272,6 +277,7 @@ impl Experiment for SubscribeOverhead {
             .extend(crate::report::failure_table(out, &["workload"], |x| vec![x.label.clone()]));
         out.targets = targets(out);
         out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+        out.charts.extend(main_chart(out));
         out.method.extend(method_lines(a));
     }
 }
@@ -326,6 +332,30 @@ pub struct SubscribeDetail {
     pub ops_per_s: Option<f64>,
     /// The run time at the row's score, ms.
     pub run_ms: Option<f64>,
+}
+
+/// The targets rest on each row's ns/op: a point per row (its median over forks, the
+/// interval of that median as its bar), the seed's JVM figures beside them.
+fn main_chart(r: &Results) -> Option<Chart> {
+    let titles = (
+        "ns per op by workload (log scale; bars: interval of the median over forks)",
+        "workload (an op: an element or a subscription)",
+        "ns/op",
+    );
+    let (mut c, cats) = super::charts::score_chart(r, titles, |x| {
+        Some(("this run".to_string(), x.label.clone()))
+    })?;
+    let seed: Vec<(String, f64)> = r
+        .results
+        .iter()
+        .filter_map(|x| {
+            let w = detail(x).workload;
+            let (_, ns) = SEED_JVM_NS_PER_OP.iter().find(|(n, _)| *n == w)?;
+            Some((x.label.clone(), *ns))
+        })
+        .collect();
+    super::charts::add_reference(&mut c, &cats, "seed 000 (JVM)", &seed);
+    Some(c)
 }
 
 /// A row's typed detail (the default for a row that has none).

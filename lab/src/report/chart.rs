@@ -1,8 +1,10 @@
 //! Line charts as inline SVG: a polyline per series, each point's interval as a bar
 //! (`<line class="interval">`), and reference points (a seed's published figures) as hollow
-//! diamonds beside them (`<path class="reference">`). Every interval and reference carries
-//! its figures in `data-*` attributes, so a test (or a reader's script) reads back what was
-//! drawn.
+//! diamonds beside them (`<path class="reference">`). Every point, interval and reference
+//! carries its figures in `data-*` attributes, so a test (or a reader's script) reads back
+//! what was drawn. A chart whose x is a category (`Chart::x_names`) draws its points
+//! unjoined and names each x under the axis; a linear y axis reaches below 0 when a figure
+//! does (a cost can be negative), a log one draws only figures above 0.
 
 use super::html_escape;
 use crate::results::Chart;
@@ -47,11 +49,17 @@ fn svg(c: &Chart, colors: &[usize], log_y: bool) -> String {
     let mut pts: Vec<(f64, f64)> = c.series.iter().flat_map(|s| s.1.iter().copied()).collect();
     pts.extend(c.intervals.iter().flat_map(|s| s.1.iter().flat_map(|&(x, a, b)| [(x, a), (x, b)])));
     pts.extend(c.references.iter().flat_map(|s| s.1.iter().copied()));
-    pts.retain(|p| p.1 > 0.0 && p.1.is_finite() && p.0.is_finite());
+    pts.retain(|p| shown(p.1, log_y) && p.0.is_finite());
     if pts.is_empty() {
         return format!("<p>{}: no data.</p>", html_escape(&c.title));
     }
-    let f = Frame::new(&pts, log_y);
+    let mut f = Frame::new(&pts, log_y);
+    if !c.x_names.is_empty() {
+        // Room for the names, written slanted under the axis.
+        f.h += 50.0;
+        f.mb += 50.0;
+        f.categorical = true;
+    }
     let (w, h, ml) = (f.w, f.h, f.ml);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{w}\" height=\"{h}\" \
@@ -59,7 +67,7 @@ fn svg(c: &Chart, colors: &[usize], log_y: bool) -> String {
          <text x=\"{ml}\" y=\"18\" font-size=\"13\" font-weight=\"bold\">{t}</text>\n",
         t = html_escape(&c.title)
     );
-    chart_axes(&mut s, &f, &pts, &c.x_label, &c.y_label);
+    chart_axes(&mut s, &f, &pts, c);
     let n = c.series.len();
     for (i, (name, points)) in c.series.iter().enumerate() {
         let color = colors.get(i).copied().unwrap_or(i);
@@ -75,6 +83,11 @@ fn svg(c: &Chart, colors: &[usize], log_y: bool) -> String {
     s
 }
 
+/// Whether a figure can be drawn on the y axis: finite, and above 0 on a log axis.
+fn shown(y: f64, log_y: bool) -> bool {
+    y.is_finite() && (!log_y || y > 0.0)
+}
+
 /// A chart's geometry (size and margins, px) and the ranges its axes span.
 struct Frame {
     w: f64,
@@ -84,6 +97,8 @@ struct Frame {
     mt: f64,
     mb: f64,
     log_y: bool,
+    /// The x axis names categories: points unjoined, each x under its name.
+    categorical: bool,
     xmin: f64,
     xspan: f64,
     /// In the y axis's scale (log10 of the value on a log axis).
@@ -93,21 +108,19 @@ struct Frame {
 }
 
 impl Frame {
-    /// The frame that holds `pts` (all with y > 0): x from the smallest to the largest, with
-    /// room at both ends for bars and markers; y from 0 to 10% above the largest, or on a
-    /// log axis from power of ten to power of ten.
+    /// The frame that holds `pts` (on a log axis all with y > 0): x from the smallest to the
+    /// largest, with room at both ends for bars and markers; y from 0 (or 10% below the
+    /// lowest, when it is below 0) to 10% above the largest, or on a log axis from power of
+    /// ten to power of ten.
     fn new(pts: &[(f64, f64)], log_y: bool) -> Frame {
         let (w, h, ml, mr, mt, mb) = (640.0, 340.0, 80.0, 190.0, 30.0, 45.0);
         let xmin = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
         let xmax = pts.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
         let tf = |y: f64| if log_y { y.log10() } else { y };
-        let mut ymin = if log_y {
-            pts.iter().map(|p| tf(p.1)).fold(f64::INFINITY, f64::min).floor()
-        } else {
-            0.0
-        };
+        let lowest = pts.iter().map(|p| tf(p.1)).fold(f64::INFINITY, f64::min);
+        let mut ymin = if log_y { lowest.floor() } else { lowest.min(0.0) * 1.1 };
         let mut ymax = pts.iter().map(|p| tf(p.1)).fold(f64::NEG_INFINITY, f64::max);
-        ymax = if log_y { ymax.ceil() } else { ymax * 1.1 };
+        ymax = if log_y { ymax.ceil() } else { ymax.max(0.0) * 1.1 };
         if ymax <= ymin {
             ymax = ymin + 1.0;
             ymin -= if log_y { 1.0 } else { 0.0 };
@@ -115,7 +128,20 @@ impl Frame {
         let span = if xmax > xmin { xmax - xmin } else { 1.0 };
         // 4% of the span either side: a bar or a marker at the ends stays inside the axes.
         let pad = span * 0.04;
-        Frame { w, h, ml, mr, mt, mb, log_y, xmin: xmin - pad, xspan: span + 2.0 * pad, ymin, ymax }
+        Frame {
+            w,
+            h,
+            ml,
+            mr,
+            mt,
+            mb,
+            log_y,
+            categorical: false,
+            xmin: xmin - pad,
+            xspan: span + 2.0 * pad,
+            ymin,
+            ymax,
+        }
     }
 
     /// A value in the y axis's scale.
@@ -157,8 +183,10 @@ fn short(v: f64) -> String {
     }
 }
 
-/// The axes, the y grid with its labels, a label per x of `pts`, and the axis titles.
-fn chart_axes(s: &mut String, f: &Frame, pts: &[(f64, f64)], x_label: &str, y_label: &str) {
+/// The axes, the y grid with its labels, a label per x of `pts` (its name, slanted, on an
+/// axis of categories), and the axis titles.
+fn chart_axes(s: &mut String, f: &Frame, pts: &[(f64, f64)], c: &Chart) {
+    let (x_label, y_label) = (c.x_label.as_str(), c.y_label.as_str());
     let (w, h, ml, mr, mt, mb) = (f.w, f.h, f.ml, f.mr, f.mt, f.mb);
     let (ymin, ymax, log_y) = (f.ymin, f.ymax, f.log_y);
     // Axes and grid.
@@ -187,16 +215,29 @@ fn chart_axes(s: &mut String, f: &Frame, pts: &[(f64, f64)], x_label: &str, y_la
             short(real)
         );
     }
+    if !log_y && ymin < 0.0 {
+        let _ = writeln!(
+            s,
+            "<line class=\"zero\" x1=\"{ml}\" y1=\"{y:.1}\" x2=\"{}\" y2=\"{y:.1}\" stroke=\"#888\"/>",
+            w - mr,
+            y = f.py(0.0)
+        );
+    }
     let mut xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
     for x in &xs {
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{x}</text>",
-            f.px(*x),
-            h - mb + 15.0
-        );
+        let name = c.x_names.iter().find(|(v, _)| v == x).map(|(_, n)| n.as_str());
+        let (px, y) = (f.px(*x), h - mb + 15.0);
+        let _ = match name {
+            Some(n) => writeln!(
+                s,
+                "<text class=\"x-name\" x=\"{px:.1}\" y=\"{y}\" text-anchor=\"end\" \
+                 transform=\"rotate(-30 {px:.1} {y})\">{}</text>",
+                html_escape(n)
+            ),
+            None => writeln!(s, "<text x=\"{px:.1}\" y=\"{y}\" text-anchor=\"middle\">{x}</text>"),
+        };
     }
     let _ = writeln!(
         s,
@@ -224,17 +265,21 @@ fn chart_series(
     let (w, mr) = (f.w, f.mr);
     let color = PALETTE[color_index % PALETTE.len()];
     let dash = if name.ends_with("p99") { " stroke-dasharray=\"5,3\"" } else { "" };
-    let mut p: Vec<(f64, f64)> = points.iter().copied().filter(|p| p.1 > 0.0).collect();
+    let mut p: Vec<(f64, f64)> = points.iter().copied().filter(|p| shown(p.1, f.log_y)).collect();
     p.sort_by(|a, b| a.0.total_cmp(&b.0));
     let path: Vec<String> =
         p.iter().map(|(x, y)| format!("{:.1},{:.1}", f.px(*x) + dx, f.py(*y))).collect();
-    let _ = writeln!(
-        s,
-        "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>",
-        path.join(" ")
-    );
+    // Categories have no order between them: their points stay unjoined.
+    if !f.categorical {
+        let _ = writeln!(
+            s,
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>",
+            path.join(" ")
+        );
+    }
     let n = html_escape(name);
-    for &(x, lo, hi) in intervals.iter().filter(|v| v.1 > 0.0 && v.2 >= v.1) {
+    let drawn = |v: &&(f64, f64, f64)| shown(v.1, f.log_y) && v.2.is_finite() && v.2 >= v.1;
+    for &(x, lo, hi) in intervals.iter().filter(drawn) {
         let (cx, y1, y2) = (f.px(x) + dx, f.py(lo), f.py(hi));
         let _ = writeln!(
             s,
@@ -276,7 +321,7 @@ fn chart_series(
 fn chart_reference(s: &mut String, f: &Frame, i: usize, name: &str, points: &[(f64, f64)]) {
     let n = html_escape(name);
     let diamond = |x: f64, y: f64| format!("M{x:.1} {:.1}l5 5l-5 5l-5 -5z", y - 5.0);
-    for &(x, y) in points.iter().filter(|p| p.1 > 0.0) {
+    for &(x, y) in points.iter().filter(|p| shown(p.1, f.log_y)) {
         let _ = writeln!(
             s,
             "<path class=\"reference\" data-series=\"{n}\" data-x=\"{x}\" data-y=\"{y}\" d=\"{}\" \
@@ -325,6 +370,7 @@ mod tests {
             series: vec![("ring/locked".into(), vec![(1.0, 1.5), (2.0, 2.25)])],
             intervals: vec![("ring/locked".into(), vec![(1.0, 1.25, 1.75), (2.0, 2.0, 2.5)])],
             references: vec![("seed 001".into(), vec![(1.0, 1.37), (6.0, 2.52)])],
+            ..Default::default()
         }
     }
 

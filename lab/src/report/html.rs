@@ -213,7 +213,8 @@ fn environment_card(r: &Results) -> String {
     s
 }
 
-/// The reasons table: each cell's figures on hover (`title`) and as numbered footnotes.
+/// The reasons table: each cell's figures on hover (`title`) and as one numbered footnote
+/// per cell.
 fn reasons_table(rs: &Reasons) -> String {
     let mut s = format!(
         "<h2>{}</h2>\n<table class=\"reasons\">\n<tr><th>reason</th><th>rule</th>",
@@ -238,19 +239,19 @@ fn reasons_table(rs: &Reasons) -> String {
             };
             let title: Vec<String> =
                 c.figures.iter().map(|f| format!("{} = {}", f.field, fmt_num(f.value))).collect();
-            let marks: Vec<String> = c
-                .figures
-                .iter()
-                .map(|f| {
-                    notes.push(format!("<code>{}</code> = {}", e(&f.field), e(&fmt_num(f.value))));
-                    let n = notes.len();
-                    format!("<a href=\"#figure-{n}\">{n}</a>")
-                })
-                .collect();
-            let sup = if marks.is_empty() {
+            // One mark per cell (a mark per figure made the table wider than the page); its
+            // footnote lists every figure of the cell.
+            let sup = if c.figures.is_empty() {
                 String::new()
             } else {
-                format!("<sup>{}</sup>", marks.join(","))
+                let listed: Vec<String> = c
+                    .figures
+                    .iter()
+                    .map(|f| format!("<code>{}</code> = {}", e(&f.field), e(&fmt_num(f.value))))
+                    .collect();
+                notes.push(listed.join("; "));
+                let n = notes.len();
+                format!("<sup><a href=\"#figure-{n}\">{n}</a></sup>")
             };
             let _ = write!(
                 s,
@@ -388,4 +389,41 @@ pub fn html(r: &Results) -> String {
     }
     s.push_str("</body></html>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Figure, ReasonCell, ReasonRow};
+
+    #[test]
+    fn a_reasons_cell_has_one_mark_whose_footnote_lists_all_its_figures() {
+        let fig = |f: &str, v: f64| Figure { field: f.into(), value: v };
+        let cell = ReasonCell {
+            text: "1.00 vs 0.001".into(),
+            figures: vec![fig("results[0].a", 1.0), fig("results[1].a", 0.001), fig("ratios[2].median", 3.5)],
+            fired: true,
+        };
+        let rs = Reasons {
+            title: "Reasons".into(),
+            columns: vec!["x/y P=1".into(), "x/y P=2".into()],
+            rows: vec![ReasonRow {
+                reason: "allocations per message".into(),
+                rule: "allocation".into(),
+                cells: vec![Some(cell.clone()), Some(ReasonCell { figures: vec![cell.figures[0].clone()], ..cell })],
+            }],
+            note: None,
+        };
+        let s = reasons_table(&rs);
+        assert_eq!(s.matches("<sup>").count(), 2, "one mark per cell: {s}");
+        assert_eq!(s.matches("href=\"#figure-").count(), 2, "{s}");
+        let notes: Vec<&str> = s.lines().filter(|l| l.starts_with("<li id=\"figure-")).collect();
+        assert_eq!(notes.len(), 2, "{s}");
+        for f in ["results[0].a", "results[1].a", "ratios[2].median"] {
+            assert!(notes[0].contains(f), "the first cell's footnote lists {f}: {}", notes[0]);
+        }
+        assert!(!notes[1].contains("ratios[2].median"));
+        // The hover title still names every figure of the cell.
+        assert!(s.contains("title=\"results[0].a = 1\nresults[1].a = 0.001\nratios[2].median = 3.5\""), "{s}");
+    }
 }

@@ -7,7 +7,7 @@
 use super::{Ab, EchoArgs, EchoOutcome, EchoRun, EchoServer, Load, Server, SEED_RPS};
 use crate::experiment::{CellRecord, Finished, ForkRecord};
 use crate::report::write_atomic;
-use crate::results::{FileLink, Ratio, Results, Row, Status, Table};
+use crate::results::{Chart, FileLink, Ratio, Results, Row, Status, Table};
 use crate::stats::median;
 use crate::stats::pairing::paired_ratios;
 use crate::units::group;
@@ -178,6 +178,27 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
     out.why = super::why::section(out);
     out.reasons = super::why::reasons(out);
     out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+    out.charts.extend(main_chart(out));
+}
+
+/// Requests/s per server (the median over forks, the interval of that median as its bar),
+/// the seed's ReactiveJ figure beside each.
+pub(super) fn main_chart(r: &Results) -> Option<Chart> {
+    let titles = (
+        "Requests/s by server (bars: interval of the median over forks)",
+        "server",
+        "requests/s",
+    );
+    let (mut c, cats) =
+        crate::experiments::charts::score_chart(r, titles, |x| Some(("this run".into(), x.label.clone())))?;
+    let seed: Vec<(String, f64)> = c.x_names.iter().map(|(_, n)| (n.clone(), SEED_RPS)).collect();
+    crate::experiments::charts::add_reference(
+        &mut c,
+        &cats,
+        "seed 003 (ReactiveJ, ab over a LAN)",
+        &seed,
+    );
+    Some(c)
 }
 
 fn files_and_notes(run: &Finished<EchoServer>, out: &mut Results) {

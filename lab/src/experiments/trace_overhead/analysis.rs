@@ -6,7 +6,7 @@ use super::{
     Workload, AA, BATCH, FLIGHT_TARGET_PCT, RING_SIZE, SAMPLE_EVERY,
 };
 use crate::experiment::{CellRecord, Finished};
-use crate::results::{FileLink, Results, Row, Status, Table, Target};
+use crate::results::{Chart, FileLink, Results, Row, Status, Table, Target};
 use crate::stats::{median, median_ci, Interval, Summary};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -292,9 +292,37 @@ pub(super) fn analyse(a: &TraceOverheadArgs, run: &Finished<TraceOverhead>, out:
     out.environment.timed_allocator = allocator.measured.clone();
     out.targets.push(allocator);
     out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+    out.charts.extend(cost_chart(out));
     out.environment.tracing =
         "measured here: off, flight and full, each in its own timed forks".into();
     out.method.extend(method_lines(&rows));
+}
+
+/// The target rests on each traced mode's cost: a point per (workload, mode) at its median
+/// over paired rounds (`cost_pct_median`), its confidence interval (`cost_ci_pct`) as the
+/// bar, the flight target beside the flight rows.
+pub(super) fn cost_chart(r: &Results) -> Option<Chart> {
+    let mut c = Chart {
+        title: "Tracing's cost by mode (median over paired rounds; bars: its confidence interval)"
+            .into(),
+        x_label: "mode (against off in the same round)".into(),
+        y_label: "% of off's run time".into(),
+        ..Default::default()
+    };
+    let mut cats = crate::experiments::charts::Categories::default();
+    for x in r.results.iter().filter(|x| x.status == Status::Ok) {
+        let Some(cost) = x.detail.get("cost_pct_median").and_then(Value::as_f64) else { continue };
+        let ci = x.detail.get("cost_ci_pct").and_then(|v| {
+            let a = v.as_array()?;
+            Some([a.first()?.as_f64()?, a.get(1)?.as_f64()?])
+        });
+        let at = cats.x(&x.label);
+        crate::experiments::charts::push_point(&mut c, &x.group, at, cost, ci);
+    }
+    c.x_names = cats.names();
+    let target = [("flight".to_string(), FLIGHT_TARGET_PCT)];
+    crate::experiments::charts::add_reference(&mut c, &cats, "flight target (at most)", &target);
+    (!c.series.is_empty()).then_some(c)
 }
 
 /// Moves each fork's trace file from where the fork left it into the run folder as
