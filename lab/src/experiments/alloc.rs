@@ -446,3 +446,43 @@ fn method_lines() -> Vec<String> {
         "The criterion bench of the same cycles is crates/buffer-pool/benches.".into(),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::charts::fixture::{ratio, results, row};
+    use serde_json::json;
+
+    #[test]
+    fn the_main_chart_is_the_pooled_over_unpooled_ratio_per_size() {
+        let rows = vec![
+            row("pooled", "size=0", 8e4, None, json!({})),
+            row("unpooled", "size=0", 5e5, Some([4e5, 6e5]), json!({})),
+            row("pooled", "size=65536", 4e4, None, json!({})),
+            row("unpooled", "size=65536", 1e3, None, json!({})),
+        ];
+        let ratios = vec![
+            ratio("pooled", "unpooled", "size=0", 0.16, Some([0.1, 0.2])),
+            ratio("pooled", "unpooled", "size=65536", 40.0, Some([30.0, 50.0])),
+        ];
+        let r = results("alloc-pooled-vs-unpooled", rows, ratios);
+        let cs = charts(&r);
+        let main = &cs[0];
+        assert_eq!(
+            main.series,
+            vec![("pooled/unpooled".to_string(), vec![(1.0, 0.16), (2.0, 40.0)])]
+        );
+        assert_eq!(
+            main.intervals,
+            vec![("pooled/unpooled".to_string(), vec![(1.0, 0.1, 0.2), (2.0, 30.0, 50.0)])]
+        );
+        assert_eq!(main.x_names[1], (2.0, "size=65536".to_string()));
+        let ops = &cs[1];
+        for x in &r.results {
+            let at = if x.group == "size=0" { 1.0 } else { 2.0 };
+            let s = ops.series.iter().find(|s| s.0 == x.label).expect("a series per mode");
+            assert!(s.1.contains(&(at, x.score.expect("score"))));
+        }
+        assert_eq!(ops.intervals, vec![("unpooled".to_string(), vec![(1.0, 4e5, 6e5)])]);
+    }
+}

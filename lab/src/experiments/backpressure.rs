@@ -676,7 +676,13 @@ fn charts(r: &Results) -> Vec<Chart> {
             continue;
         };
         if let Some(score) = x.score {
-            super::charts::push_point(&mut grid, &format!("capacity {capacity}"), rate, score, x.score_ci);
+            super::charts::push_point(
+                &mut grid,
+                &format!("capacity {capacity}"),
+                rate,
+                score,
+                x.score_ci,
+            );
         }
         let name = format!("fluid model, capacity {capacity}");
         match grid.references.iter_mut().find(|(n, _)| *n == name) {
@@ -817,4 +823,54 @@ fn method_lines() -> Vec<String> {
          (instant!(\"overflow\")); buffer_depth is sampled by the harness's map()."
             .into(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::charts::fixture::{results, row};
+
+    fn seed(label: &str, overflows: f64, expected: u64) -> Row {
+        let d = json!({"kind": "seed", "case": label, "policy": "drop-latest",
+            "expected_overflows": expected, "expected_terminal": "complete", "runs": []});
+        row(label, "seed", overflows, Some([overflows - 1.0, overflows + 1.0]), d)
+    }
+
+    fn grid(capacity: usize, rate: f64, overflows: f64, fluid: f64) -> Row {
+        let d = json!({"kind": "grid", "elements": 500, "capacity": capacity, "rate": rate,
+            "fluid_model": fluid, "runs": []});
+        row(&format!("grid[c{capacity},r{rate}]"), "grid", overflows, None, d)
+    }
+
+    #[test]
+    fn the_main_chart_is_each_seed_cases_overflows_beside_the_expected_count() {
+        let rows = vec![
+            seed("sync-request-1[drop-latest]", 0.0, 0),
+            seed("publish-on-1[drop-latest]", 989.0, 989),
+            grid(10, 0.5, 337.5, 0.0),
+            grid(10, 2.0, 411.5, 240.0),
+            grid(100, 2.0, 298.5, 150.0),
+        ];
+        let r = results("backpressure-buffer", rows, Vec::new());
+        let cs = charts(&r);
+        let main = &cs[0];
+        assert_eq!(main.series, vec![("this run".to_string(), vec![(1.0, 0.0), (2.0, 989.0)])]);
+        assert_eq!(
+            main.intervals,
+            vec![("this run".to_string(), vec![(1.0, -1.0, 1.0), (2.0, 988.0, 990.0)])]
+        );
+        assert_eq!(main.references[0].1, vec![(1.0, 0.0), (2.0, 989.0)]);
+        let g = &cs[1];
+        assert_eq!(
+            g.series,
+            vec![
+                ("capacity 10".to_string(), vec![(0.5, 337.5), (2.0, 411.5)]),
+                ("capacity 100".to_string(), vec![(2.0, 298.5)]),
+            ]
+        );
+        assert_eq!(
+            g.references[0],
+            ("fluid model, capacity 10".to_string(), vec![(0.5, 0.0), (2.0, 240.0)])
+        );
+    }
 }

@@ -125,7 +125,13 @@ pub(crate) mod fixture {
     }
 
     /// `variant` against `baseline` in `group`: median and interval.
-    pub fn ratio(variant: &str, baseline: &str, group: &str, m: f64, ci: Option<[f64; 2]>) -> Ratio {
+    pub fn ratio(
+        variant: &str,
+        baseline: &str,
+        group: &str,
+        m: f64,
+        ci: Option<[f64; 2]>,
+    ) -> Ratio {
         serde_json::from_value(json!({
             "variant": variant, "baseline": baseline, "group": group, "median": m,
             "ci_low": ci.map(|c| c[0]), "ci_high": ci.map(|c| c[1]), "rounds": 7,
@@ -162,8 +168,8 @@ mod tests {
         ];
         rows[2].status = Status::Invalid;
         let r = results("x", rows, Vec::new());
-        let (c, cats) =
-            score_chart(&r, ("t", "x", "y"), |x| Some(("s".into(), x.label.clone()))).expect("a chart");
+        let (c, cats) = score_chart(&r, ("t", "x", "y"), |x| Some(("s".into(), x.label.clone())))
+            .expect("a chart");
         assert_eq!(c.series, vec![("s".to_string(), vec![(1.0, 2.0), (2.0, 3.0)])]);
         assert_eq!(c.intervals, vec![("s".to_string(), vec![(1.0, 1.5, 2.5)])]);
         assert_eq!(c.x_names, vec![(1.0, "a".to_string()), (2.0, "b".to_string())]);
@@ -172,9 +178,14 @@ mod tests {
 
     #[test]
     fn ratios_sit_at_their_group_with_their_repeat_interval() {
-        let rows = vec![row("u", "size=0", 1.0, None, json!({})), row("u", "size=64", 1.0, None, json!({}))];
-        let ratios =
-            vec![ratio("p", "u", "size=64", 2.5, Some([2.0, 3.0])), ratio("p", "u", "size=0", 1.1, None)];
+        let rows = vec![
+            row("u", "size=0", 1.0, None, json!({})),
+            row("u", "size=64", 1.0, None, json!({})),
+        ];
+        let ratios = vec![
+            ratio("p", "u", "size=64", 2.5, Some([2.0, 3.0])),
+            ratio("p", "u", "size=0", 1.1, None),
+        ];
         let c = ratio_chart(&results("x", rows, ratios), "t", "x", "y").expect("a chart");
         assert_eq!(c.series, vec![("p/u".to_string(), vec![(2.0, 2.5), (1.0, 1.1)])]);
         assert_eq!(c.intervals, vec![("p/u".to_string(), vec![(2.0, 2.0, 3.0)])]);

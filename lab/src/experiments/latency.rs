@@ -647,3 +647,41 @@ fn method_lines(a: &LatencyArgs) -> Vec<String> {
         "A run that loses, reorders or duplicates an element is INVALID, warm-ups included.".into(),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::charts::fixture::{ratio, results, row};
+
+    #[test]
+    fn the_main_chart_is_the_verdicts_ratios_per_demand_then_each_rows_p50() {
+        let rows = vec![
+            row("locked", "bulk", 20.0, Some([18.0, 22.0]), json!({})),
+            row("ring", "bulk", 10.0, None, json!({})),
+            row("locked", "one-by-one", 12.0, None, json!({})),
+            row("ring", "one-by-one", 4.0, Some([3.5, 4.5]), json!({})),
+        ];
+        let ratios = vec![
+            ratio("ring", "locked", "bulk", 2.0, Some([1.8, 2.2])),
+            ratio("ring", "locked", "one-by-one", 3.0, None),
+        ];
+        let r = results("publish-on-latency", rows, ratios);
+        let cs = charts(&r);
+        assert_eq!(cs.len(), 2);
+        let (main, p50) = (&cs[0], &cs[1]);
+        assert_eq!(main.x_names, vec![(1.0, "bulk".to_string()), (2.0, "one-by-one".to_string())]);
+        for q in &r.ratios {
+            let at = if q.group == "bulk" { 1.0 } else { 2.0 };
+            assert!(main.series[0].1.contains(&(at, q.median.expect("median"))));
+            let bar = q.ci_low.zip(q.ci_high).map(|(a, b)| (at, a, b));
+            assert_eq!(main.intervals[0].1.iter().find(|v| v.0 == at).copied(), bar);
+        }
+        assert_eq!(main.series[0].0, "ring/locked");
+        for x in &r.results {
+            let at = if x.group == "bulk" { 1.0 } else { 2.0 };
+            let s = p50.series.iter().find(|s| s.0 == x.label).expect("a series per row label");
+            assert!(s.1.contains(&(at, x.score.expect("score"))));
+        }
+        assert_eq!(p50.references[0].1, vec![(2.0, SEED_JVM_US.0)]);
+    }
+}

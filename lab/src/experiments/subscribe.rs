@@ -342,9 +342,8 @@ fn main_chart(r: &Results) -> Option<Chart> {
         "workload (an op: an element or a subscription)",
         "ns/op",
     );
-    let (mut c, cats) = super::charts::score_chart(r, titles, |x| {
-        Some(("this run".to_string(), x.label.clone()))
-    })?;
+    let (mut c, cats) =
+        super::charts::score_chart(r, titles, |x| Some(("this run".to_string(), x.label.clone())))?;
     let seed: Vec<(String, f64)> = r
         .results
         .iter()
@@ -490,4 +489,44 @@ fn method_lines(a: &SubscribeArgs) -> Vec<String> {
          scaled to 1M elements in ms."
             .into(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::charts::fixture::{results, row};
+
+    #[test]
+    fn the_main_chart_is_each_rows_score_and_interval_beside_the_seeds_figure() {
+        let mut rows = vec![
+            row(
+                "flux-range",
+                "flux-range",
+                1.3,
+                Some([1.2, 1.4]),
+                json!({"workload": "flux-range"}),
+            ),
+            row("mono-just", "mono-just", 3.3, None, json!({"workload": "mono-just"})),
+            row(
+                "publish-on[single]",
+                "publish-on",
+                11.0,
+                Some([9.0, 12.5]),
+                json!({"workload": "publish-on"}),
+            ),
+        ];
+        rows[1].status = Status::Invalid;
+        let r = results("subscribe-overhead", rows, Vec::new());
+        let c = main_chart(&r).expect("a chart");
+        let x_of = |l: &str| c.x_names.iter().find(|(_, n)| n == l).map(|(x, _)| *x);
+        for x in r.results.iter().filter(|x| x.status == Status::Ok) {
+            let at = x_of(&x.label).expect("a category per row");
+            assert!(c.series[0].1.contains(&(at, x.score.expect("score"))), "{:?}", c.series);
+            let bar = x.score_ci.map(|[a, b]| (at, a, b));
+            assert_eq!(c.intervals[0].1.iter().find(|v| v.0 == at).copied(), bar);
+        }
+        assert_eq!(x_of("mono-just"), None, "a row that failed its checks is not drawn");
+        assert_eq!(c.references, vec![("seed 000 (JVM)".to_string(), vec![(1.0, 6.0)])]);
+        assert!(c.title.contains("log scale"));
+    }
 }

@@ -401,7 +401,11 @@ mod tests {
         let fig = |f: &str, v: f64| Figure { field: f.into(), value: v };
         let cell = ReasonCell {
             text: "1.00 vs 0.001".into(),
-            figures: vec![fig("results[0].a", 1.0), fig("results[1].a", 0.001), fig("ratios[2].median", 3.5)],
+            figures: vec![
+                fig("results[0].a", 1.0),
+                fig("results[1].a", 0.001),
+                fig("ratios[2].median", 3.5),
+            ],
             fired: true,
         };
         let rs = Reasons {
@@ -410,7 +414,10 @@ mod tests {
             rows: vec![ReasonRow {
                 reason: "allocations per message".into(),
                 rule: "allocation".into(),
-                cells: vec![Some(cell.clone()), Some(ReasonCell { figures: vec![cell.figures[0].clone()], ..cell })],
+                cells: vec![
+                    Some(cell.clone()),
+                    Some(ReasonCell { figures: vec![cell.figures[0].clone()], ..cell }),
+                ],
             }],
             note: None,
         };
@@ -424,6 +431,11 @@ mod tests {
         }
         assert!(!notes[1].contains("ratios[2].median"));
         // The hover title still names every figure of the cell.
-        assert!(s.contains("title=\"results[0].a = 1\nresults[1].a = 0.001\nratios[2].median = 3.5\""), "{s}");
+        let title: Vec<String> = ["results[0].a", "results[1].a", "ratios[2].median"]
+            .iter()
+            .zip([1.0, 0.001, 3.5])
+            .map(|(f, v)| format!("{f} = {}", fmt_num(v)))
+            .collect();
+        assert!(s.contains(&format!("title=\"{}\"", title.join("\n"))), "{s}");
     }
 }

@@ -184,13 +184,11 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
 /// Requests/s per server (the median over forks, the interval of that median as its bar),
 /// the seed's ReactiveJ figure beside each.
 pub(super) fn main_chart(r: &Results) -> Option<Chart> {
-    let titles = (
-        "Requests/s by server (bars: interval of the median over forks)",
-        "server",
-        "requests/s",
-    );
-    let (mut c, cats) =
-        crate::experiments::charts::score_chart(r, titles, |x| Some(("this run".into(), x.label.clone())))?;
+    let titles =
+        ("Requests/s by server (bars: interval of the median over forks)", "server", "requests/s");
+    let (mut c, cats) = crate::experiments::charts::score_chart(r, titles, |x| {
+        Some(("this run".into(), x.label.clone()))
+    })?;
     let seed: Vec<(String, f64)> = c.x_names.iter().map(|(_, n)| (n.clone(), SEED_RPS)).collect();
     crate::experiments::charts::add_reference(
         &mut c,

@@ -718,6 +718,21 @@ impl Experiment for EchoServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiments::charts::fixture::{results, row};
+
+    #[test]
+    fn the_main_chart_is_each_servers_requests_per_second_beside_the_seeds() {
+        let rows = vec![
+            row("inline", "-n 200 -c 5", 9073.5, Some([8000.0, 9500.0]), json!({})),
+            row("locked", "-n 200 -c 5", 8731.1, None, json!({})),
+        ];
+        let r = results("echo-server", rows, Vec::new());
+        let c = analyse::main_chart(&r).expect("a chart");
+        assert_eq!(c.series, vec![("this run".to_string(), vec![(1.0, 9073.5), (2.0, 8731.1)])]);
+        assert_eq!(c.intervals, vec![("this run".to_string(), vec![(1.0, 8000.0, 9500.0)])]);
+        assert_eq!(c.x_names, vec![(1.0, "inline".to_string()), (2.0, "locked".to_string())]);
+        assert_eq!(c.references[0].1, vec![(1.0, SEED_RPS), (2.0, SEED_RPS)]);
+    }
 
     fn good(requests: u64) -> Load {
         Load {

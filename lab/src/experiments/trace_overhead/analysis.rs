@@ -737,6 +737,31 @@ mod tests {
     }
 
     #[test]
+    fn the_main_chart_is_each_traced_modes_cost_and_interval_beside_the_target() {
+        use crate::experiments::charts::fixture::{results, row};
+        let cost =
+            |m: Option<f64>, ci: Option<[f64; 2]>| json!({"cost_pct_median": m, "cost_ci_pct": ci});
+        let rows = vec![
+            row("off", "locked P=2", 2.3, None, cost(None, None)),
+            row("off-aa", "locked P=2", 2.0, None, cost(Some(-0.5), Some([-2.0, 1.0]))),
+            row("flight", "locked P=2", 2.4, None, cost(Some(1.5), Some([0.5, 2.5]))),
+            row("full", "locked P=2", 2.7, None, cost(Some(25.0), None)),
+        ];
+        let r = results("trace-overhead", rows, Vec::new());
+        let c = cost_chart(&r).expect("a chart");
+        assert_eq!(
+            c.series,
+            vec![("locked P=2".to_string(), vec![(1.0, -0.5), (2.0, 1.5), (3.0, 25.0)])]
+        );
+        assert_eq!(
+            c.intervals,
+            vec![("locked P=2".to_string(), vec![(1.0, -2.0, 1.0), (2.0, 0.5, 2.5)])]
+        );
+        assert_eq!(c.x_names[1], (2.0, "flight".to_string()));
+        assert_eq!(c.references[0].1, vec![(2.0, FLIGHT_TARGET_PCT)]);
+    }
+
+    #[test]
     fn paired_costs_skip_rounds_without_both_figures() {
         let got = paired(&rounds(&[(0, 110.0), (2, 99.0)]), &rounds(&[(0, 100.0), (1, 100.0)]));
         assert_eq!(got.len(), 1);
