@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 const PALETTE: &[&str] =
     &["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
-/// The references' colour (not one of a series').
+/// The references' colour (not one of a series'), unless a reference is named after a
+/// series (`fluid model, capacity 10` beside `capacity 10`): then that series' colour.
 const REFERENCE_COLOR: &str = "#444";
 
 /// One line of a chart: name, colour index (one per variant), (x, y) points.
@@ -59,6 +60,12 @@ fn svg(c: &Chart, colors: &[usize], log_y: bool) -> String {
         f.h += 50.0;
         f.mb += 50.0;
         f.categorical = true;
+        // The first name, slanted left from its x, must stay inside the chart: ~6 px a
+        // character, cos 30° of it across.
+        let first = c.x_names.first().map_or(0, |(_, n)| n.chars().count()) as f64;
+        let extra = (first * 6.0 * 0.87 - f.ml + 20.0).max(0.0);
+        f.ml += extra;
+        f.w += extra;
     }
     let (w, h, ml) = (f.w, f.h, f.ml);
     let mut s = format!(
@@ -77,7 +84,11 @@ fn svg(c: &Chart, colors: &[usize], log_y: bool) -> String {
         chart_series(&mut s, &f, i, &(name.clone(), color, points.clone()), ivs.unwrap_or(&[]), dx);
     }
     for (j, (name, points)) in c.references.iter().enumerate() {
-        chart_reference(&mut s, &f, n + j, name, points);
+        let named_after = c.series.iter().position(|(sn, _)| name.ends_with(sn.as_str()));
+        let color = named_after.map_or(REFERENCE_COLOR, |i| {
+            PALETTE[colors.get(i).copied().unwrap_or(i) % PALETTE.len()]
+        });
+        chart_reference(&mut s, &f, n + j, (name, color), points);
     }
     s.push_str("</svg>\n");
     s
@@ -318,14 +329,20 @@ fn chart_series(
 
 /// Reference points: a hollow diamond each, 8 px right of its x, unjoined, and a legend
 /// entry at position `i`.
-fn chart_reference(s: &mut String, f: &Frame, i: usize, name: &str, points: &[(f64, f64)]) {
+fn chart_reference(
+    s: &mut String,
+    f: &Frame,
+    i: usize,
+    (name, color): (&str, &str),
+    points: &[(f64, f64)],
+) {
     let n = html_escape(name);
     let diamond = |x: f64, y: f64| format!("M{x:.1} {:.1}l5 5l-5 5l-5 -5z", y - 5.0);
     for &(x, y) in points.iter().filter(|p| shown(p.1, f.log_y)) {
         let _ = writeln!(
             s,
             "<path class=\"reference\" data-series=\"{n}\" data-x=\"{x}\" data-y=\"{y}\" d=\"{}\" \
-             fill=\"white\" stroke=\"{REFERENCE_COLOR}\" stroke-width=\"1.5\"><title>{n} at {x}: {}</title></path>",
+             fill=\"white\" stroke=\"{color}\" stroke-width=\"1.5\"><title>{n} at {x}: {}</title></path>",
             diamond(f.px(x) + 8.0, f.py(y)),
             short(y)
         );
@@ -333,7 +350,7 @@ fn chart_reference(s: &mut String, f: &Frame, i: usize, name: &str, points: &[(f
     let ly = f.legend_y(i);
     let _ = writeln!(
         s,
-        "<path d=\"{}\" fill=\"white\" stroke=\"{REFERENCE_COLOR}\" stroke-width=\"1.5\"/>\
+        "<path d=\"{}\" fill=\"white\" stroke=\"{color}\" stroke-width=\"1.5\"/>\
          <text x=\"{}\" y=\"{:.1}\">{n}</text>",
         diamond(f.w - f.mr + 20.0, ly),
         f.w - f.mr + 35.0,
