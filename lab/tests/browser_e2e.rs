@@ -107,47 +107,9 @@ fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-/// report.html read back from Chromium: no error, the ratio chart's intervals are
-/// results.json's, every file link resolves, and a screenshot of the whole page.
-#[test]
-fn report_draws_the_ratio_intervals_and_links_every_row_to_its_files() {
-    require_setup();
-    let (dir, results) = run();
-    let shot = artifacts_dir().join("report-disruptor-vs-lbq.png");
-    let _ = std::fs::remove_file(&shot);
-    let o = Command::new("node")
-        .arg(viewers().join("check-report.mjs"))
-        .arg(dir)
-        .arg(&shot)
-        .output()
-        .unwrap_or_else(|e| panic!("node check-report.mjs: {e}: {SETUP}"));
-    let out = text(&o);
-    assert_ne!(
-        o.status.code(),
-        Some(2),
-        "check-report.mjs says its set-up is missing: {SETUP}\n{out}"
-    );
-    assert!(o.status.success(), "check-report.mjs failed:\n{out}");
-    let page: Value = serde_json::from_slice(&o.stdout).expect("one-line JSON summary");
-    for k in ["console_errors", "page_errors", "bad_requests", "blocked"] {
-        assert_eq!(page[k].as_array().map(Vec::len), Some(0), "report.html {k}: {}", page[k]);
-    }
-
-    // The headline: the machine, and the command that reproduces the run.
-    let cpu = results["environment"]["cpu_model"].as_str().expect("cpu_model");
-    assert!(page["machine"].as_str().is_some_and(|m| m.contains(cpu)), "{}", page["machine"]);
-    let cmd = page["command"].as_str().expect("the command");
-    assert!(cmd.starts_with("lab disruptor-vs-lbq ") && cmd.contains("--rounds 15"), "{cmd}");
-    assert_eq!(page["card"], true, "no environment card");
-    // No wider than the window: the reasons table (a footnote mark per cell) fits.
-    let (width, window) = (num(&page["page_width"]), num(&page["viewport_width"]));
-    assert!(width <= window, "the page is {width} px wide in a {window} px window");
-    assert!(
-        page["reasons_width"].as_f64().is_some_and(|w| w <= window),
-        "{}",
-        page["reasons_width"]
-    );
-
+/// The ratio chart: one interval per P, as results.json has it, around its median; the
+/// seed's ratios beside them.
+fn check_ratio_chart(page: &Value, results: &Value) {
     // The ratio chart: one interval per P, as results.json has it, around its median.
     let charts = page["charts"].as_array().expect("charts");
     let ratio = charts
@@ -205,6 +167,51 @@ fn report_draws_the_ratio_intervals_and_links_every_row_to_its_files() {
             && refs.iter().any(|r| num(&r["x"]) == 6.0 && num(&r["y"]) == 2.52),
         "the seed's ratios (137% at P=1, 252% at P=6) beside the chart: {refs:?}"
     );
+}
+
+/// report.html read back from Chromium: no error, the ratio chart's intervals are
+/// results.json's, every file link resolves, and a screenshot of the whole page.
+#[test]
+fn report_draws_the_ratio_intervals_and_links_every_row_to_its_files() {
+    require_setup();
+    let (dir, results) = run();
+    let shot = artifacts_dir().join("report-disruptor-vs-lbq.png");
+    let _ = std::fs::remove_file(&shot);
+    let o = Command::new("node")
+        .arg(viewers().join("check-report.mjs"))
+        .arg(dir)
+        .arg(&shot)
+        .output()
+        .unwrap_or_else(|e| panic!("node check-report.mjs: {e}: {SETUP}"));
+    let out = text(&o);
+    assert_ne!(
+        o.status.code(),
+        Some(2),
+        "check-report.mjs says its set-up is missing: {SETUP}\n{out}"
+    );
+    assert!(o.status.success(), "check-report.mjs failed:\n{out}");
+    let page: Value = serde_json::from_slice(&o.stdout).expect("one-line JSON summary");
+    for k in ["console_errors", "page_errors", "bad_requests", "blocked"] {
+        assert_eq!(page[k].as_array().map(Vec::len), Some(0), "report.html {k}: {}", page[k]);
+    }
+
+    // The headline: the machine, and the command that reproduces the run.
+    let cpu = results["environment"]["cpu_model"].as_str().expect("cpu_model");
+    assert!(page["machine"].as_str().is_some_and(|m| m.contains(cpu)), "{}", page["machine"]);
+    let cmd = page["command"].as_str().expect("the command");
+    assert!(cmd.starts_with("lab disruptor-vs-lbq ") && cmd.contains("--rounds 15"), "{cmd}");
+    assert_eq!(page["card"], true, "no environment card");
+    // No wider than the window: the reasons table (a footnote mark per cell) fits.
+    let (width, window) = (num(&page["page_width"]), num(&page["viewport_width"]));
+    assert!(width <= window, "the page is {width} px wide in a {window} px window");
+    assert!(
+        page["reasons_width"].as_f64().is_some_and(|w| w <= window),
+        "{}",
+        page["reasons_width"]
+    );
+
+    check_ratio_chart(&page, results);
+    let charts = page["charts"].as_array().expect("charts");
     let qps = charts
         .iter()
         .find(|c| c["title"].as_str().is_some_and(|t| t.starts_with("Throughput")))
