@@ -251,7 +251,8 @@ fn report_draws_the_ratio_intervals_and_links_every_row_to_its_files() {
 }
 
 /// The other experiments, each a tiny run (6 rounds, trace-overhead's fewest; one run per
-/// fork, no warm-up): the experiment and its own small-scale options. About 10 s in all.
+/// fork, no warm-up): the experiment and its own small-scale options. About 30 s in all with
+/// the test profile's build on a loaded 2-core machine, more while another build shares it.
 const OTHERS: &[(&str, &[&str])] = &[
     ("subscribe-overhead", &["--elements", "20000"]),
     ("publish-on-latency", &["--elements", "2000"]),
