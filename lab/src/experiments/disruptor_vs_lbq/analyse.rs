@@ -35,6 +35,7 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     inrun::analyse(run, out);
     out.tables = tables::headline_tables(out);
     out.tables.extend(inrun::cost_table(out));
+    out.tables.extend(super::calibration::table(out));
     out.tables.extend(allocators::table(out));
     if let Some(al) = run_allocators(run) {
         out.environment.timed_allocator = allocators::environment_text(&al);
@@ -112,7 +113,7 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
 /// locked queue also quotes the seed's ratios.
 pub(super) fn verdict(r: &Results) -> Vec<String> {
     use crate::experiments::verdict::{comparisons, num};
-    comparisons(&r.ratios, |q| !inrun::is_twin(&q.variant))
+    let mut lines: Vec<String> = comparisons(&r.ratios, |q| !super::calibration::is_side_ratio(q))
         .into_iter()
         .map(|c| {
             let mut line = c.line;
@@ -122,7 +123,9 @@ pub(super) fn verdict(r: &Results) -> Vec<String> {
             }
             line
         })
-        .collect()
+        .collect();
+    lines.extend(super::calibration::warnings(r));
+    lines
 }
 
 /// A `disruptor-vs-lbq` row's own fields in results.json (beside the row's envelope).
