@@ -176,9 +176,8 @@ fn disruptor_own<M: Msg + Default + Copy + Sync, S: Sink<M> + Send + 'static>(
                 .build();
             hs.push(spawn(0, Box::new(move |m| prod.publish(|e| *e = m))));
         } else {
-            let prod = build_multi_producer(CAP, M::default, BusySpin)
-                .handle_events_with(handler)
-                .build();
+            let prod =
+                build_multi_producer(CAP, M::default, BusySpin).handle_events_with(handler).build();
             for i in 0..p {
                 let mut pr = prod.clone();
                 hs.push(spawn(i, Box::new(move |m| pr.publish(|e| *e = m))));
@@ -224,9 +223,16 @@ fn main() {
     let auto = Placement::Auto;
     let kernel = Placement::Kernel;
     if peer == "disruptor-rs" {
-        cases.push(("own u64x2 sum", Box::new(move || disruptor_own::<[u64; 2], Sum>(p, n, false))));
-        cases.push(("own Msg sum", Box::new(move || disruptor_own::<Message<16>, Sum>(p, n, false))));
-        cases.push(("own Msg check", Box::new(move || disruptor_own::<Message<16>, Check>(p, n, false))));
+        cases
+            .push(("own u64x2 sum", Box::new(move || disruptor_own::<[u64; 2], Sum>(p, n, false))));
+        cases.push((
+            "own Msg sum",
+            Box::new(move || disruptor_own::<Message<16>, Sum>(p, n, false)),
+        ));
+        cases.push((
+            "own Msg check",
+            Box::new(move || disruptor_own::<Message<16>, Check>(p, n, false)),
+        ));
         let h = DisruptorRsHandoff::new(Some(CAP));
         for (name, pl, b, smp) in [
             ("lab kernel b1024 s0", kernel, 1024, 0),
@@ -239,10 +245,17 @@ fn main() {
         }
     } else {
         cases.push(("own u64x2 sum", Box::new(move || chan::<[u64; 2], Sum>(std_, p, n, false))));
-        cases.push(("own u64x2 sum pin", Box::new(move || chan::<[u64; 2], Sum>(std_, p, n, true))));
+        cases
+            .push(("own u64x2 sum pin", Box::new(move || chan::<[u64; 2], Sum>(std_, p, n, true))));
         cases.push(("own Msg sum", Box::new(move || chan::<Message<16>, Sum>(std_, p, n, false))));
-        cases.push(("own Msg check", Box::new(move || chan::<Message<16>, Check>(std_, p, n, false))));
-        cases.push(("own Msg check pin", Box::new(move || chan::<Message<16>, Check>(std_, p, n, true))));
+        cases.push((
+            "own Msg check",
+            Box::new(move || chan::<Message<16>, Check>(std_, p, n, false)),
+        ));
+        cases.push((
+            "own Msg check pin",
+            Box::new(move || chan::<Message<16>, Check>(std_, p, n, true)),
+        ));
         for (name, pl, b, smp) in [
             ("lab kernel b1024 s0", kernel, 1024, 0),
             ("lab kernel b1 s0", kernel, 1, 0),
@@ -271,6 +284,12 @@ fn main() {
         v.sort_by(f64::total_cmp);
         let mut ratio: Vec<f64> = rates[k].iter().zip(&rates[0]).map(|(a, b)| a / b).collect();
         ratio.sort_by(f64::total_cmp);
-        println!("{name:24} {:7.1}  x{:.2}  ({:.2}..{:.2})", v[v.len() / 2], ratio[ratio.len() / 2], ratio[0], ratio[ratio.len() - 1]);
+        println!(
+            "{name:24} {:7.1}  x{:.2}  ({:.2}..{:.2})",
+            v[v.len() / 2],
+            ratio[ratio.len() / 2],
+            ratio[0],
+            ratio[ratio.len() - 1]
+        );
     }
 }

@@ -119,22 +119,36 @@ struct Ends {
 }
 
 /// One run of `crate_`'s own loop over `messages` messages.
-fn own_run<const N: usize>(crate_: &str, spec: &CellSpec, messages: u64) -> Result<RunResult, String> {
+fn own_run<const N: usize>(
+    crate_: &str,
+    spec: &CellSpec,
+    messages: u64,
+) -> Result<RunResult, String> {
     let per = handoff::spread(messages, spec.producers);
     let cpus = placement::plan(spec.placement, spec.producers + 1)?;
     let every = spec.sample_every;
     let ends = match crate_ {
         "crossbeam" => {
             let (tx, rx) = crossbeam_channel::bounded::<Message<N>>(spec.ring_size);
-            channel_run(&per, &cpus, every, tx, |tx, m| tx.send(m).is_ok(), move |f| {
-                rx.iter().for_each(f)
-            })?
+            channel_run(
+                &per,
+                &cpus,
+                every,
+                tx,
+                |tx, m| tx.send(m).is_ok(),
+                move |f| rx.iter().for_each(f),
+            )?
         }
         "std-mpsc" => {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Message<N>>(spec.ring_size);
-            channel_run(&per, &cpus, every, tx, |tx, m| tx.send(m).is_ok(), move |f| {
-                rx.iter().for_each(f)
-            })?
+            channel_run(
+                &per,
+                &cpus,
+                every,
+                tx,
+                |tx, m| tx.send(m).is_ok(),
+                move |f| rx.iter().for_each(f),
+            )?
         }
         "disruptor-rs" => disruptor_run::<N>(&per, &cpus, every, spec.ring_size)?,
         other => return Err(format!("no {OWN_LOOP} for '{other}'")),
@@ -168,7 +182,12 @@ fn pin(cpus: &Option<Vec<usize>>, thread: usize) -> Result<(), String> {
 /// Producer `i`'s loop, as the harness's: `Message::new`, every `every`-th stamped.
 /// Returns its failed sends (it stops at the first).
 #[inline]
-fn produce<const N: usize>(i: usize, n: u64, every: u64, mut send: impl FnMut(Message<N>) -> bool) -> u64 {
+fn produce<const N: usize>(
+    i: usize,
+    n: u64,
+    every: u64,
+    mut send: impl FnMut(Message<N>) -> bool,
+) -> u64 {
     let mut countdown = 0u64;
     for seq in 0..n {
         let mut m = Message::<N>::new(i as u32, seq);
@@ -268,7 +287,7 @@ fn disruptor_run<const N: usize>(
     every: u64,
     size: usize,
 ) -> Result<Ends, String> {
-    use disruptor::{Producer as _, ProcessorSettings as _};
+    use disruptor::{ProcessorSettings as _, Producer as _};
     if !size.is_power_of_two() {
         return Err(format!("disruptor-rs: ring size {size} is not a power of two"));
     }

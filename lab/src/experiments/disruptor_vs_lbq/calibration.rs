@@ -23,9 +23,7 @@ pub const SLOW_BELOW: f64 = 0.9;
 
 /// Whether `label` is a calibration cell's (`<label>/<kind>`).
 pub fn is_calibration(label: &str) -> bool {
-    label.rsplit_once('/').is_some_and(|(_, kind)| {
-        kind == crate::measure::calibration::OWN_LOOP
-    })
+    label.rsplit_once('/').is_some_and(|(_, kind)| kind == crate::measure::calibration::OWN_LOOP)
 }
 
 /// Whether `label` is a row beside the results (a traced twin or a calibration) rather
