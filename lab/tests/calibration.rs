@@ -119,7 +119,7 @@ fn every_real_peer_runs_beside_its_own_loop() {
             .iter()
             .find(|r| r["label"] == cal.as_str())
             .unwrap_or_else(|| panic!("no {cal} row"));
-        assert_eq!(row["status"], "ok", "{cal}: {row}");
+        assert_eq!(row["status"], "OK", "{cal}: {row}");
         let q = calibration_ratio(&v, peer);
         assert!(q["median"].as_f64().is_some_and(|m| m > 0.0), "{peer}: {q}");
         assert_eq!(q["rounds"], 3, "{peer}: paired in every round: {q}");

@@ -51,6 +51,11 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     }));
     out.charts = tables::charts(out);
     out.why = why::section(out);
+    // A peer against its own loop is the calibration table's, not a comparison to explain.
+    out.why.retain(|w| {
+        !super::calibration::is_calibration(&w.variant)
+            && !super::calibration::is_calibration(&w.baseline)
+    });
     out.reasons = why::reasons(out);
     out.verdict = verdict(out);
     for row in &out.results {
