@@ -1,7 +1,8 @@
 //! Planted faults, so the lab's own tests can show that its checks and its watchdog work:
 //! a channel that loses messages (the run must come out INVALID), one whose consumer hangs
 //! (the cell must be killed and reported HUNG) and one that aborts the process (CRASHED,
-//! with its stderr). They wrap the crossbeam peer and are offered only when the
+//! with its stderr), and one whose consumer spins a while per message (a slow adapter: the
+//! calibration against crossbeam's own loop must flag it). They wrap the crossbeam peer and are offered only when the
 //! environment variable `LAB_FAULTS=1` is set.
 
 use crate::measure::peers::{CrossbeamConsumer, CrossbeamHandoff, CrossbeamProducer};
@@ -24,7 +25,12 @@ pub enum Fault {
     Hang,
     /// The process aborts after the consumer's first message.
     Crash,
+    /// The consumer spins [`SLOW_SPIN`] per message: a slow adapter.
+    Slow,
 }
+
+/// What the slow adapter adds per message, far more than crossbeam's own handoff takes.
+pub const SLOW_SPIN: std::time::Duration = std::time::Duration::from_nanos(500);
 
 /// A crossbeam channel with a planted fault.
 #[derive(Debug, Clone)]
@@ -56,6 +62,13 @@ impl<T: Send + 'static> FaultConsumer<T> {
             Fault::Hang => loop {
                 std::thread::sleep(std::time::Duration::from_secs(3600));
             },
+            Fault::Slow => {
+                let t = std::time::Instant::now();
+                while t.elapsed() < SLOW_SPIN {
+                    std::hint::spin_loop();
+                }
+                false
+            }
             Fault::Crash => {
                 eprintln!("fault-crash: aborting on purpose after the first message");
                 std::process::abort();
@@ -97,6 +110,7 @@ impl Handoff for FaultHandoff {
             Fault::Lossy => "fault-lossy",
             Fault::Hang => "fault-hang",
             Fault::Crash => "fault-crash",
+            Fault::Slow => "fault-slow-crossbeam",
         }
         .to_string()
     }

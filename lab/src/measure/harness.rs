@@ -95,6 +95,10 @@ pub struct CellSpec {
     /// Where the runs' threads run (`crate::machine::placement`).
     #[serde(default)]
     pub placement: crate::machine::placement::Placement,
+    /// A calibration cell of this kind (`crate::measure::calibration`): the child runs
+    /// the competitor through its own API in a plain loop instead of the harness.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<String>,
 }
 
 impl CellSpec {
@@ -686,7 +690,7 @@ fn run_cell<H: Handoff, const N: usize>(
 /// by more than the fork now falls short, so that a cell of 130 ms runs makes two, not
 /// three, for 300 ms); then, while they spread wider than [`WIDE_SPREAD`], until
 /// `spread_measure_ms`. Never past [`MAX_RUNS`].
-fn more_runs(spec: &CellSpec, runs: &[RunResult]) -> bool {
+pub(crate) fn more_runs(spec: &CellSpec, runs: &[RunResult]) -> bool {
     more_runs_of(spec.runs, spec.min_measure_ms, spec.spread_measure_ms, runs)
 }
 
@@ -712,6 +716,9 @@ fn more_runs_of(least: usize, min_ms: f64, spread_ms: f64, runs: &[RunResult]) -
 pub fn run_spec(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     if spec.producers == 0 || spec.messages == 0 {
         return Err("producers and messages must be at least 1".to_string());
+    }
+    if spec.calibration.is_some() {
+        return crate::measure::calibration::run(spec, ctx);
     }
     if let (Some(w), true) =
         (&spec.wait, variants::find(&spec.variant).is_some_and(|v| v.takes_wait))

@@ -7,8 +7,11 @@
 //! * [`peers`]: crossbeam-channel, std's `sync_channel` and the disruptor crate as
 //!   `Handoff` adapters.
 //! * [`jvm`]: the JVM originals (`tools/jvm/Bus.java`) run as children of a fork.
+//! * [`calibration`]: each peer through its own API in a plain loop, the calibration
+//!   cells run beside the lab's.
 //! * [`faults`]: planted faults for the lab's own tests (`LAB_FAULTS=1`).
 
+pub mod calibration;
 pub mod faults;
 pub mod harness;
 pub mod jvm;

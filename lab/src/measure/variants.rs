@@ -144,6 +144,15 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
         needs: Some("a JDK"),
     },
     VariantInfo {
+        name: "fault-slow-crossbeam",
+        description: "test only: crossbeam with a consumer that spins 500 ns a message \
+                      (LAB_FAULTS=1)",
+        ours: false,
+        takes_wait: false,
+        unavailable: None,
+        needs: None,
+    },
+    VariantInfo {
         name: "fault-crash",
         description: "test only: the process aborts (LAB_FAULTS=1)",
         ours: false,
@@ -277,6 +286,7 @@ pub fn dispatch<J: WithHandoff>(s: &Settings, job: J) -> Result<J::Out, String> 
         "fault-lossy" => job.run(FaultHandoff::new(Fault::Lossy, Some(s.ring_size))),
         "fault-hang" => job.run(FaultHandoff::new(Fault::Hang, Some(s.ring_size))),
         "fault-crash" => job.run(FaultHandoff::new(Fault::Crash, Some(s.ring_size))),
+        "fault-slow-crossbeam" => job.run(FaultHandoff::new(Fault::Slow, Some(s.ring_size))),
         jvm if jvm.contains("jvm-") => {
             return Err(format!("variant '{jvm}' runs on the JVM, not through a Handoff"))
         }

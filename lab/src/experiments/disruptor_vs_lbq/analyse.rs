@@ -35,6 +35,7 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     inrun::analyse(run, out);
     out.tables = tables::headline_tables(out);
     out.tables.extend(inrun::cost_table(out));
+    out.tables.extend(super::calibration::table(out));
     out.tables.extend(allocators::table(out));
     if let Some(al) = run_allocators(run) {
         out.environment.timed_allocator = allocators::environment_text(&al);
@@ -50,6 +51,11 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     }));
     out.charts = tables::charts(out);
     out.why = why::section(out);
+    // A peer against its own loop is the calibration table's, not a comparison to explain.
+    out.why.retain(|w| {
+        !super::calibration::is_calibration(&w.variant)
+            && !super::calibration::is_calibration(&w.baseline)
+    });
     out.reasons = why::reasons(out);
     out.verdict = verdict(out);
     for row in &out.results {
@@ -112,7 +118,7 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
 /// locked queue also quotes the seed's ratios.
 pub(super) fn verdict(r: &Results) -> Vec<String> {
     use crate::experiments::verdict::{comparisons, num};
-    comparisons(&r.ratios, |q| !inrun::is_twin(&q.variant))
+    let mut lines: Vec<String> = comparisons(&r.ratios, |q| !super::calibration::is_side_ratio(q))
         .into_iter()
         .map(|c| {
             let mut line = c.line;
@@ -122,7 +128,9 @@ pub(super) fn verdict(r: &Results) -> Vec<String> {
             }
             line
         })
-        .collect()
+        .collect();
+    lines.extend(super::calibration::warnings(r));
+    lines
 }
 
 /// A `disruptor-vs-lbq` row's own fields in results.json (beside the row's envelope).

@@ -7,6 +7,7 @@
 
 mod allocators;
 mod analyse;
+mod calibration;
 mod inrun;
 mod plan;
 mod tables;

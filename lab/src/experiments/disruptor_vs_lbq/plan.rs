@@ -197,6 +197,7 @@ fn spec(
         }),
         allocator: al.map(str::to_string),
         placement: a.placement,
+        calibration: None,
     }
 }
 
@@ -324,5 +325,6 @@ pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, Strin
         notes,
     };
     inrun::twins(shared.trace, &mut plan);
+    super::calibration::cells(&mut plan);
     Ok(plan)
 }

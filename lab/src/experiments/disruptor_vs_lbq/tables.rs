@@ -1,6 +1,6 @@
 //! `disruptor-vs-lbq`'s tables and charts, from the rows' typed details.
 
-use super::{inrun, HandoffDetail};
+use super::HandoffDetail;
 use crate::results::{Chart, Results, Row, Status, Table};
 use crate::stats::percentiles::Percentiles;
 use crate::units::{fmt_num, group};
@@ -43,7 +43,7 @@ pub(super) fn jvm_table(r: &Results) -> Option<Table> {
 fn axes(r: &Results) -> (Vec<String>, Vec<u64>) {
     let mut labels: Vec<String> = Vec::new();
     // Traced twins have their own table (`inrun::cost_table`).
-    for row in r.results.iter().filter(|x| !inrun::is_twin(&x.label)) {
+    for row in r.results.iter().filter(|x| !super::calibration::is_side(&x.label)) {
         if !labels.contains(&row.label) {
             labels.push(row.label.clone());
         }
@@ -86,7 +86,7 @@ fn cell_text(row: Option<&Row>, f: impl Fn(&Row, f64) -> String) -> String {
 pub(super) fn headline_tables(r: &Results) -> Vec<Table> {
     let (labels, ps) = axes(r);
     let mut pairs: Vec<(String, String)> = Vec::new();
-    for x in r.ratios.iter().filter(|x| !inrun::is_twin(&x.variant)) {
+    for x in r.ratios.iter().filter(|x| !super::calibration::is_side_ratio(x)) {
         let p = (x.variant.clone(), x.baseline.clone());
         if !pairs.contains(&p) {
             pairs.push(p);
@@ -452,7 +452,7 @@ fn ratio_chart(r: &Results) -> Option<Chart> {
         y_label: "× (variant QPS / baseline QPS)".into(),
         ..Default::default()
     };
-    for x in r.ratios.iter().filter(|x| !inrun::is_twin(&x.variant)) {
+    for x in r.ratios.iter().filter(|x| !super::calibration::is_side_ratio(x)) {
         let name = format!("{}/{}", x.variant, x.baseline);
         let (Some(p), Some(m)) = (x.producers, x.median) else { continue };
         let at = match c.series.iter().position(|(n, _)| *n == name) {

@@ -107,7 +107,7 @@ pub fn reasons(r: &Results) -> Option<Reasons> {
     let figures = |i: usize, x: &Row| {
         x.typed_detail::<HandoffDetail>().map(|d| Figures::of(i, &d)).unwrap_or_default()
     };
-    why::reasons(r, figures, |q| !super::inrun::is_twin(&q.variant), &REASONS)
+    why::reasons(r, figures, |q| !super::calibration::is_side_ratio(q), &REASONS)
 }
 
 /// The rows of the reasons table, in the order of the rules.

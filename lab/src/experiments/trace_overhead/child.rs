@@ -181,6 +181,7 @@ pub(super) fn run(cell: &Cell, ctx: &mut Ctx) -> Result<ModeOutcome, String> {
         in_run_trace: None,
         allocator: None,
         placement: Default::default(),
+        calibration: None,
     };
     let settings = Settings {
         variant: variant.into(),

@@ -1,0 +1,295 @@
+//! Bisects what the lab's harness does to a reference peer: the same peer run in a plain
+//! loop over its own API and in the lab's harness, with one difference switched at a time
+//! (message type, the consumer's work, pinning, the adapter), interleaved round by round
+//! and printed as ratios to the plain loop of the same round.
+//!
+//! `cargo run --release -p lab --example peer_loops -- PEER P MESSAGES ROUNDS`
+//! (PEER: crossbeam, std-mpsc or disruptor-rs).
+
+use handoff::{Checker, Message};
+use lab::machine::placement::{self, Placement};
+use lab::measure::harness::{run_once, CellSpec};
+use lab::measure::peers::{CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff};
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+const CAP: usize = 64 * 1024;
+
+/// A message a plain loop moves: 16 bytes, or the lab's own.
+trait Msg: Send + 'static {
+    fn make(p: u32, seq: u64) -> Self;
+}
+impl Msg for [u64; 2] {
+    #[inline]
+    fn make(p: u32, seq: u64) -> Self {
+        [p as u64, seq]
+    }
+}
+impl Msg for Message<16> {
+    #[inline]
+    fn make(p: u32, seq: u64) -> Self {
+        Message::new(p, seq)
+    }
+}
+
+/// What the consumer does per message.
+trait Sink<M>: Default {
+    fn take(&mut self, m: M);
+}
+#[derive(Default)]
+struct Sum(u64);
+impl Sink<[u64; 2]> for Sum {
+    #[inline]
+    fn take(&mut self, m: [u64; 2]) {
+        self.0 = self.0.wrapping_add(m[1]);
+    }
+}
+impl Sink<Message<16>> for Sum {
+    #[inline]
+    fn take(&mut self, m: Message<16>) {
+        self.0 = self.0.wrapping_add(m.seq);
+    }
+}
+struct Check(Checker);
+impl Default for Check {
+    fn default() -> Self {
+        Check(Checker::new(64))
+    }
+}
+impl Sink<Message<16>> for Check {
+    #[inline]
+    fn take(&mut self, m: Message<16>) {
+        self.0.observe(&m);
+    }
+}
+
+fn pin(cpus: &Option<Vec<usize>>, t: usize) {
+    if let Some(c) = cpus {
+        placement::pin_current(c[t]).expect("pin");
+    }
+}
+
+/// crossbeam or std: `send` per message, `recv` until disconnected.
+fn chan<M: Msg, S: Sink<M>>(std: bool, p: usize, n: u64, pinned: bool) -> f64 {
+    let cpus = if pinned { placement::plan(Placement::Auto, p + 1).unwrap() } else { None };
+    let barrier = Arc::new(Barrier::new(p + 1));
+    enum Tx<M> {
+        C(crossbeam_channel::Sender<M>),
+        S(std::sync::mpsc::SyncSender<M>),
+    }
+    let (txs, rx_c, rx_s): (Vec<Tx<M>>, _, _) = if std {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<M>(CAP);
+        ((0..p).map(|_| Tx::S(tx.clone())).collect(), None, Some(rx))
+    } else {
+        let (tx, rx) = crossbeam_channel::bounded::<M>(CAP);
+        ((0..p).map(|_| Tx::C(tx.clone())).collect(), Some(rx), None)
+    };
+    let per = n / p as u64;
+    let hs: Vec<_> = txs
+        .into_iter()
+        .enumerate()
+        .map(|(i, tx)| {
+            let (b, cpus) = (barrier.clone(), cpus.clone());
+            std::thread::spawn(move || {
+                pin(&cpus, i + 1);
+                b.wait();
+                let t = Instant::now();
+                for s in 0..per {
+                    let m = M::make(i as u32, s);
+                    match &tx {
+                        Tx::C(tx) => tx.send(m).ok().unwrap(),
+                        Tx::S(tx) => tx.send(m).ok().unwrap(),
+                    }
+                }
+                t
+            })
+        })
+        .collect();
+    let cpus2 = cpus.clone();
+    let c = std::thread::spawn(move || {
+        pin(&cpus2, 0);
+        let mut sink = S::default();
+        barrier.wait();
+        let t = Instant::now();
+        if let Some(rx) = rx_c {
+            for m in rx.iter() {
+                sink.take(m);
+            }
+        } else if let Some(rx) = rx_s {
+            for m in rx.iter() {
+                sink.take(m);
+            }
+        }
+        std::hint::black_box(&mut sink);
+        (t, Instant::now())
+    });
+    let mut t0: Vec<Instant> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    let (tc, end) = c.join().unwrap();
+    t0.push(tc);
+    let start = t0.into_iter().min().unwrap();
+    (per * p as u64) as f64 / end.duration_since(start).as_secs_f64() / 1e6
+}
+
+/// The disruptor crate: its own processor thread (busy-spin) or, with `poller`, the
+/// lab's adapter shape (event poller, spin 64 then yield).
+fn disruptor_own<M: Msg + Default + Copy + Sync, S: Sink<M> + Send + 'static>(
+    p: usize,
+    n: u64,
+    pinned: bool,
+) -> f64 {
+    use disruptor::{build_multi_producer, build_single_producer, BusySpin, Producer};
+    let cpus = if pinned { placement::plan(Placement::Auto, p + 1).unwrap() } else { None };
+    let per = n / p as u64;
+    let total = per * p as u64;
+    let done = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let end = Arc::new(std::sync::Mutex::new(None));
+    let (d2, e2) = (done.clone(), end.clone());
+    let mut sink = S::default();
+    let mut seen = 0u64;
+    let handler = move |e: &M, _seq: i64, _eob: bool| {
+        sink.take(*e);
+        seen += 1;
+        if seen == total {
+            *e2.lock().unwrap() = Some(Instant::now());
+            d2.store(1, std::sync::atomic::Ordering::Release);
+        }
+    };
+    let barrier = Arc::new(Barrier::new(p));
+    let mut ts = Vec::new();
+    std::thread::scope(|sc| {
+        let spawn = |i: usize, mut prod: Box<dyn FnMut(M) + Send>| {
+            let (b, cpus) = (barrier.clone(), cpus.clone());
+            sc.spawn(move || {
+                pin(&cpus, i + 1);
+                b.wait();
+                let t = Instant::now();
+                for s in 0..per {
+                    prod(M::make(i as u32, s));
+                }
+                t
+            })
+        };
+        let mut hs = Vec::new();
+        if p == 1 {
+            let mut prod = build_single_producer(CAP, M::default, BusySpin)
+                .handle_events_with(handler)
+                .build();
+            hs.push(spawn(0, Box::new(move |m| prod.publish(|e| *e = m))));
+        } else {
+            let prod =
+                build_multi_producer(CAP, M::default, BusySpin).handle_events_with(handler).build();
+            for i in 0..p {
+                let mut pr = prod.clone();
+                hs.push(spawn(i, Box::new(move |m| pr.publish(|e| *e = m))));
+            }
+            drop(prod);
+        }
+        for h in hs {
+            ts.push(h.join().unwrap());
+        }
+    });
+    while done.load(std::sync::atomic::Ordering::Acquire) == 0 {
+        std::thread::yield_now();
+    }
+    let end = end.lock().unwrap().unwrap();
+    total as f64 / end.duration_since(ts.into_iter().min().unwrap()).as_secs_f64() / 1e6
+}
+
+fn spec(variant: &str, p: usize, placement: Placement, batch: usize, sample: u64) -> CellSpec {
+    serde_json::from_value(serde_json::json!({
+        "variant": variant, "wait": null, "producers": p, "messages": 0, "warmup": 0, "runs": 1,
+        "ring_size": CAP, "capacity": null, "prefetch": 256, "payload": 16,
+        "sample_every": sample, "batch": batch, "sampling_ab_pairs": 0, "heap_messages": 1,
+        "trace_messages": 1, "placement": placement.name(),
+    }))
+    .expect("spec")
+}
+
+fn lab<H: handoff::Handoff>(h: &H, s: &CellSpec, n: u64) -> f64 {
+    let (r, _) = run_once::<H, 16, false>(h, s, n, s.sample_every).expect("run");
+    assert!(r.valid, "{}", r.verdict);
+    n as f64 / r.ms / 1e3
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let peer = a.get(1).map(String::as_str).unwrap_or("crossbeam").to_string();
+    let p: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let n: u64 = a.get(3).and_then(|s| s.parse().ok()).unwrap_or(1 << 22);
+    let rounds: usize = a.get(4).and_then(|s| s.parse().ok()).unwrap_or(5);
+    type Case = (&'static str, Box<dyn Fn() -> f64>);
+    let std_ = peer == "std-mpsc";
+    let mut cases: Vec<Case> = Vec::new();
+    let auto = Placement::Auto;
+    let kernel = Placement::Kernel;
+    if peer == "disruptor-rs" {
+        cases
+            .push(("own u64x2 sum", Box::new(move || disruptor_own::<[u64; 2], Sum>(p, n, false))));
+        cases.push((
+            "own Msg sum",
+            Box::new(move || disruptor_own::<Message<16>, Sum>(p, n, false)),
+        ));
+        cases.push((
+            "own Msg check",
+            Box::new(move || disruptor_own::<Message<16>, Check>(p, n, false)),
+        ));
+        let h = DisruptorRsHandoff::new(Some(CAP));
+        for (name, pl, b, smp) in [
+            ("lab kernel b1024 s0", kernel, 1024, 0),
+            ("lab auto b1024 s0", auto, 1024, 0),
+            ("lab auto b1024 s1024", auto, 1024, 1024),
+            ("lab auto b1 s1024", auto, 1, 1024),
+        ] {
+            let (h, s) = (h.clone(), spec("disruptor-rs", p, pl, b, smp));
+            cases.push((name, Box::new(move || lab(&h, &s, n))));
+        }
+    } else {
+        cases.push(("own u64x2 sum", Box::new(move || chan::<[u64; 2], Sum>(std_, p, n, false))));
+        cases
+            .push(("own u64x2 sum pin", Box::new(move || chan::<[u64; 2], Sum>(std_, p, n, true))));
+        cases.push(("own Msg sum", Box::new(move || chan::<Message<16>, Sum>(std_, p, n, false))));
+        cases.push((
+            "own Msg check",
+            Box::new(move || chan::<Message<16>, Check>(std_, p, n, false)),
+        ));
+        cases.push((
+            "own Msg check pin",
+            Box::new(move || chan::<Message<16>, Check>(std_, p, n, true)),
+        ));
+        for (name, pl, b, smp) in [
+            ("lab kernel b1024 s0", kernel, 1024, 0),
+            ("lab kernel b1 s0", kernel, 1, 0),
+            ("lab auto b1024 s1024", auto, 1024, 1024),
+        ] {
+            let s = spec(&peer, p, pl, b, smp);
+            if std_ {
+                let h = StdMpscHandoff::new(Some(CAP));
+                cases.push((name, Box::new(move || lab(&h, &s, n))));
+            } else {
+                let h = CrossbeamHandoff::new(Some(CAP));
+                cases.push((name, Box::new(move || lab(&h, &s, n))));
+            }
+        }
+    }
+    let mut rates = vec![Vec::new(); cases.len()];
+    for r in 0..rounds {
+        for k in 0..cases.len() {
+            let k = (k + r) % cases.len();
+            rates[k].push((cases[k].1)());
+        }
+    }
+    println!("{peer} P={p} {n} msgs, {rounds} rounds: median M msgs/s, median ratio to case 0");
+    for (k, (name, _)) in cases.iter().enumerate() {
+        let mut v = rates[k].clone();
+        v.sort_by(f64::total_cmp);
+        let mut ratio: Vec<f64> = rates[k].iter().zip(&rates[0]).map(|(a, b)| a / b).collect();
+        ratio.sort_by(f64::total_cmp);
+        println!(
+            "{name:24} {:7.1}  x{:.2}  ({:.2}..{:.2})",
+            v[v.len() / 2],
+            ratio[ratio.len() / 2],
+            ratio[0],
+            ratio[ratio.len() - 1]
+        );
+    }
+}

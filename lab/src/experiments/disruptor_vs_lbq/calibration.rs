@@ -1,0 +1,157 @@
+//! The calibration cells of `disruptor-vs-lbq`: beside every cell whose variant has a
+//! calibration kind (`crate::measure::calibration::kind_of`: the Rust peers), a cell
+//! labelled `<label>/<kind>` (e.g. `crossbeam/own-loop`) that runs the same competitor
+//! through its own API in a plain loop, with the same messages, P, capacity and placement.
+//! It sits in the cell's group, so it runs in the same rounds; the (cell, calibration)
+//! pair gives a paired ratio per round (lab QPS / calibration QPS), summarised with its
+//! repeat interval in `ratios[]`. [`table`] shows each competitor's lab figure against its
+//! calibration; [`warnings`] flags, in the verdict, a competitor whose median ratio is more
+//! than [`SLOW_BELOW`] under its calibration: the lab would be measuring its own harness,
+//! not the competitor. Calibration rows stay out of the headline tables, the verdict's
+//! comparisons and the Why section ([`is_side`]).
+
+use super::inrun;
+use crate::experiment::Plan;
+use crate::measure::calibration::{kind_of, label_of};
+use crate::measure::harness::CellSpec;
+use crate::results::{Ratio, Results, Row, Status, Table};
+use crate::units::group;
+use serde_json::json;
+
+/// A competitor is flagged when the lab runs it below this share of its calibration.
+pub const SLOW_BELOW: f64 = 0.9;
+
+/// Whether `label` is a calibration cell's (`<label>/<kind>`).
+pub fn is_calibration(label: &str) -> bool {
+    label.rsplit_once('/').is_some_and(|(_, kind)| kind == crate::measure::calibration::OWN_LOOP)
+}
+
+/// Whether `label` is a row beside the results (a traced twin or a calibration) rather
+/// than one of the compared rows.
+pub fn is_side(label: &str) -> bool {
+    inrun::is_twin(label) || is_calibration(label)
+}
+
+/// Whether a ratio pairs a side row: a traced twin, a calibration, or a cell against its
+/// calibration.
+pub fn is_side_ratio(q: &Ratio) -> bool {
+    is_side(&q.variant) || is_side(&q.baseline)
+}
+
+/// Puts a calibration cell after every cell whose variant has a calibration kind (traced
+/// twins excepted: their plain cell's calibration serves them), and a (cell, calibration)
+/// pair for each.
+pub fn cells(plan: &mut Plan<CellSpec>) {
+    let mut cells = Vec::with_capacity(plan.cells.len() * 2);
+    let mut any = false;
+    for c in std::mem::take(&mut plan.cells) {
+        let kind = kind_of(&c.cell.variant).filter(|_| !inrun::is_twin(&c.label));
+        let mut cal = None;
+        if let Some(kind) = kind {
+            let mut k = c.clone();
+            k.label = label_of(&c.label, kind);
+            k.file_stem = format!("{}-{kind}", c.file_stem);
+            k.key.insert("calibration".into(), json!(kind));
+            k.cell.calibration = Some(kind.to_string());
+            k.cell.sampling_ab_pairs = 0;
+            k.cell.in_run_trace = None;
+            k.heap = false;
+            k.trace = false;
+            let pair = (c.label.clone(), k.label.clone());
+            if !plan.pairs.contains(&pair) {
+                plan.pairs.push(pair);
+            }
+            cal = Some(k);
+        }
+        cells.push(c);
+        if let Some(k) = cal {
+            any = true;
+            cells.push(k);
+        }
+    }
+    plan.cells = cells;
+    if any {
+        plan.notes.push(
+            "Every Rust peer's cell ran beside its calibration (`<peer>/own-loop`: the crate's \
+             own send and receive in a plain loop, the same messages, P, capacity, placement \
+             and check), in the same rounds; the calibration table has their paired ratios."
+                .into(),
+        );
+    }
+}
+
+/// The (cell, calibration) ratios of a run.
+fn ratios(r: &Results) -> impl Iterator<Item = &Ratio> {
+    r.ratios.iter().filter(|q| is_calibration(&q.baseline) && !is_side(&q.variant))
+}
+
+/// Each competitor's lab QPS against its calibration's, with the paired ratio.
+pub fn table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "Calibration: each peer in the lab against its own plain loop (same messages, P, \
+         capacity, placement)",
+        &["competitor", "P", "lab QPS", "own-loop QPS", "lab/own-loop QPS [interval]", "flag"],
+    );
+    for q in ratios(r) {
+        let find = |l: &str| r.results.iter().find(|x| x.label == l && x.group == q.group);
+        let qps = |x: Option<&Row>| match x {
+            Some(x) if x.status != Status::Ok => x.status.word().to_string(),
+            Some(x) => x
+                .typed_detail::<super::HandoffDetail>()
+                .and_then(|d| d.qps)
+                .map_or("–".into(), group),
+            None => "–".into(),
+        };
+        t.rows.push(vec![
+            q.variant.clone(),
+            q.producers.map_or("–".into(), |p| p.to_string()),
+            qps(find(&q.variant)),
+            qps(find(&q.baseline)),
+            q.text(),
+            match q.median {
+                Some(m) if m < SLOW_BELOW => format!("SLOWED: {:.0}% below", (1.0 - m) * 100.0),
+                Some(_) => "ok".into(),
+                None => "–".into(),
+            },
+        ]);
+    }
+    t.note = Some(format!(
+        "Each round runs a peer's cell and its calibration side by side; the ratio is the \
+         cell's QPS over the calibration's within a round, the median over rounds with its \
+         repeat interval (99%). A median under {SLOW_BELOW} means the harness or the adapter, \
+         not the competitor, set the lab's figure: flagged in the verdict."
+    ));
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// A verdict line for every competitor the lab runs more than 10% below its calibration.
+pub fn warnings(r: &Results) -> Vec<String> {
+    ratios(r)
+        .filter_map(|q| {
+            let m = q.median.filter(|m| *m < SLOW_BELOW)?;
+            Some(format!(
+                "WARNING: {} {} ran at {:.2}× its own plain loop ({}): the lab slowed this \
+                 competitor by more than {:.0}%, so its figures here understate it",
+                q.variant,
+                q.group,
+                m,
+                q.text(),
+                (1.0 - SLOW_BELOW) * 100.0
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calibration_labels_are_told_apart() {
+        assert!(is_calibration("crossbeam/own-loop"));
+        assert!(is_calibration("disruptor-rs@mimalloc/own-loop"));
+        assert!(!is_calibration("crossbeam"));
+        assert!(is_side("ring[in-run]"));
+        assert!(!is_side("ring"));
+    }
+}

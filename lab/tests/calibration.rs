@@ -1,0 +1,134 @@
+//! Calibration cells: every Rust peer of `disruptor-vs-lbq` runs beside `<peer>/own-loop`,
+//! the crate's own API in a plain loop, in the same rounds, and the paired ratio flags a
+//! competitor the lab runs more than 10% below it.
+//!
+//! * A planted slow adapter (`fault-slow-crossbeam`, `LAB_FAULTS=1`: crossbeam whose
+//!   consumer spins 500 ns a message) must come out far below crossbeam's own loop, and
+//!   the verdict must say so.
+//! * A tiny run of the real peers must produce a calibration row, a paired ratio and a
+//!   line of the calibration table for each of them (on a shared 2-core VM a tiny run is
+//!   too noisy to hold each peer to the 10% bar; the bar itself is what the fault tests).
+
+use serde_json::Value;
+
+mod common;
+use common::{lab, text};
+
+fn results(dir: &std::path::Path) -> Value {
+    let s = std::fs::read_to_string(dir.join("results.json")).expect("results.json written");
+    serde_json::from_str(&s).expect("results.json parses")
+}
+
+/// The (peer, peer/own-loop) ratio of P=1.
+fn calibration_ratio<'a>(v: &'a Value, peer: &str) -> &'a Value {
+    let cal = format!("{peer}/own-loop");
+    v["ratios"]
+        .as_array()
+        .expect("ratios")
+        .iter()
+        .find(|q| q["variant"] == peer && q["baseline"] == cal.as_str())
+        .unwrap_or_else(|| panic!("no {peer} against {cal} ratio in {}", v["ratios"]))
+}
+
+fn tiny_run(dir: &std::path::Path, variants: &str, faults: bool) -> std::process::Output {
+    let args = common::tiny_no_passes(
+        "disruptor-vs-lbq",
+        "3",
+        &[
+            "--details",
+            "--variants",
+            variants,
+            "--producers",
+            "1",
+            "--messages",
+            "50000",
+            "--min-fork-ms",
+            "30",
+            "--spread-fork-ms",
+            "0",
+            "--out",
+            dir.to_str().expect("utf-8 path"),
+        ],
+    );
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_lab"));
+    c.args(&args);
+    if faults {
+        c.env("LAB_FAULTS", "1");
+    } else {
+        c.env_remove("LAB_FAULTS");
+    }
+    c.output().expect("run lab")
+}
+
+#[test]
+fn a_slow_adapter_is_flagged_against_its_calibration() {
+    let dir = common::out_dir("calibration", "slow");
+    let o = tiny_run(&dir, "fault-slow-crossbeam", true);
+    assert!(o.status.success(), "{}", text(&o));
+    let v = results(&dir);
+    let rows: Vec<&str> =
+        v["results"].as_array().expect("rows").iter().filter_map(|r| r["label"].as_str()).collect();
+    assert!(rows.contains(&"fault-slow-crossbeam/own-loop"), "rows: {rows:?}");
+    let q = calibration_ratio(&v, "fault-slow-crossbeam");
+    let m = q["median"].as_f64().expect("a median");
+    assert!(m < 0.9, "the slow adapter ran at {m}× its calibration: {q}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("WARNING: fault-slow-crossbeam P=1 ran at"),
+        "no calibration warning in the verdict:\n{}",
+        text(&o)
+    );
+    assert!(out.contains("SLOWED"), "no flag in the calibration table:\n{}", text(&o));
+    let verdict = v["verdict"].to_string();
+    assert!(verdict.contains("WARNING: fault-slow-crossbeam"), "results.json verdict: {verdict}");
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    assert!(html.contains("Calibration: each peer in the lab against its own plain loop"));
+    assert!(html.contains("WARNING: fault-slow-crossbeam"));
+}
+
+#[test]
+fn every_real_peer_runs_beside_its_own_loop() {
+    let dir = common::out_dir("calibration", "peers");
+    let peers = ["crossbeam", "std-mpsc", "disruptor-rs"];
+    let o = lab(&common::tiny_no_passes(
+        "disruptor-vs-lbq",
+        "3",
+        &[
+            "--details",
+            "--variants",
+            "ring,crossbeam,std-mpsc,disruptor-rs",
+            "--producers",
+            "1",
+            "--messages",
+            "50000",
+            "--min-fork-ms",
+            "30",
+            "--spread-fork-ms",
+            "0",
+            "--out",
+            dir.to_str().expect("utf-8 path"),
+        ],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let v = results(&dir);
+    for peer in peers {
+        let cal = format!("{peer}/own-loop");
+        let row = v["results"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["label"] == cal.as_str())
+            .unwrap_or_else(|| panic!("no {cal} row"));
+        assert_eq!(row["status"], "OK", "{cal}: {row}");
+        let q = calibration_ratio(&v, peer);
+        assert!(q["median"].as_f64().is_some_and(|m| m > 0.0), "{peer}: {q}");
+        assert_eq!(q["rounds"], 3, "{peer}: paired in every round: {q}");
+    }
+    // The ring has no calibration; the calibration rows stay out of the headline pairs.
+    assert!(!v["results"].as_array().expect("rows").iter().any(|r| r["label"] == "ring/own-loop"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Calibration: each peer in the lab"), "{}", text(&o));
+    for line in out.lines().filter(|l| l.contains("against ring")) {
+        assert!(!line.contains("own-loop"), "a calibration row in the verdict: {line}");
+    }
+}
