@@ -50,7 +50,7 @@ public final class Bus {
         + " --ring-size S --wait blocking|lite-blocking|sleeping|yielding|busy-spin"
         + " --producer-type multi|single [--capacity C] [--payload 16|64|256]"
         + " [--message inline|byte-array] [--sample-every K]"
-        + " [--jit-warmup K] [--fault drop-one] [--pin CPU,CPU,...]";
+        + " [--jit-warmup K] [--fault drop-one] [--pin CPU,CPU,...] [--plain]";
 
     /** A bad command line: one line on stderr, exit 2. */
     static final class BadArgs extends Exception {
@@ -77,11 +77,13 @@ public final class Bus {
         int jitWarmup = 2;
         String fault; // null or "drop-one"
         int[] pin; // null, or the CPU of the consumer, then of producer 0, 1, ...
+        /** Plain.java's own loop instead of the measured runs (no checks but the count). */
+        boolean plain;
     }
 
     static final List<String> FLAGS = List.of("--impl", "--producers", "--messages", "--warmup",
         "--runs", "--ring-size", "--wait", "--producer-type", "--capacity", "--payload",
-        "--message", "--sample-every", "--jit-warmup", "--fault", "--pin");
+        "--message", "--sample-every", "--jit-warmup", "--fault", "--pin", "--plain");
     static final List<String> REQUIRED = List.of("--impl", "--producers", "--messages",
         "--warmup", "--runs", "--ring-size", "--wait", "--producer-type");
 
@@ -117,6 +119,10 @@ public final class Bus {
         Map<String, String> m = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
+            if (a.equals("--plain")) {
+                if (m.put(a, "") != null) throw new BadArgs(a + " given twice");
+                continue;
+            }
             String v = null;
             int eq = a.indexOf('=');
             if (a.startsWith("--") && eq > 0) { v = a.substring(eq + 1); a = a.substring(0, eq); }
@@ -137,6 +143,7 @@ public final class Bus {
         }
         Config c = new Config();
         c.impl = choice("--impl", m.get("--impl"), List.of("lbq", "disruptor"));
+        c.plain = m.containsKey("--plain");
         c.producers = (int) count("--producers", m.get("--producers"), 1, 1024);
         c.messages = count("--messages", m.get("--messages"), 1, 1L << 40);
         c.warmup = (int) count("--warmup", m.get("--warmup"), 0, 1000);
@@ -913,6 +920,10 @@ public final class Bus {
         } catch (BadArgs e) {
             System.err.println("Bus: " + e.getMessage());
             System.exit(2);
+            return;
+        }
+        if (c.plain) {
+            Plain.main(c, proto);
             return;
         }
         try {

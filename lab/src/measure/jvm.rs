@@ -330,3 +330,180 @@ fn latency(runs: &[BusRun], sample_every: u64) -> Result<Option<Percentiles>, St
     }
     Ok((!h.is_empty()).then(|| Percentiles::of(&h)))
 }
+
+/// One plain-loop run of a JVM original (`Bus --plain`, tools/jvm/Plain.java).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PlainRun {
+    /// Start gate to the consumer's last message, ms.
+    pub ms: f64,
+    /// Messages per second.
+    pub msgs_per_sec: f64,
+}
+
+/// Runs a `jvm-*` cell's original in its own plain loop (`Bus --plain`: the library's API
+/// as a user writes it, the same message and split, only the final count checked), for the
+/// calibration of `jvm-lbq` against `jvm-lbq/own-loop`: its measured runs.
+pub fn run_plain(cell: &CellSpec) -> Result<Vec<PlainRun>, String> {
+    let j = cell.jvm.as_ref().ok_or("a jvm cell without its JVM settings")?;
+    let imp = match cell.variant.as_str() {
+        "jvm-lbq" => "lbq",
+        "jvm-disruptor" => "disruptor",
+        other => return Err(format!("no plain loop for {other}; valid: jvm-lbq, jvm-disruptor")),
+    };
+    let producer_type = if cell.producers == 1 { "single" } else { "multi" };
+    let mut cmd = Command::new("java");
+    cmd.args(j.flags.split_whitespace())
+        .arg("-cp")
+        .arg(format!("{}:{DISRUPTOR_JAR}", j.classes))
+        .args(["Bus", "--plain", "--impl", imp, "--producers", &cell.producers.to_string()])
+        .args(["--messages", &cell.messages.to_string(), "--warmup", &cell.warmup.to_string()])
+        .args(["--runs", &cell.runs.to_string(), "--ring-size", &cell.ring_size.to_string()])
+        .args(["--wait", &j.wait, "--producer-type", producer_type])
+        .args(["--payload", &cell.payload.to_string(), "--jit-warmup", &j.jit_warmup.to_string()])
+        .args(["--message", &j.message]);
+    if let (Some(c), "lbq") = (cell.capacity, imp) {
+        cmd.args(["--capacity", &c.to_string()]);
+    }
+    let out = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start java: {e}"))?;
+    let done =
+        String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
+            match serde_json::from_str::<Message>(l) {
+                Ok(Message::Done { outcome, .. }) => Some(Ok(outcome)),
+                Ok(Message::Failed { error }) => {
+                    Some(Err(format!("the JVM's plain loop: {error}")))
+                }
+                _ => None,
+            }
+        });
+    let outcome =
+        done.ok_or_else(|| format!("java --plain ended ({}) without a result", out.status))??;
+    serde_json::from_value(outcome["runs"].clone())
+        .map_err(|e| format!("unreadable plain-loop outcome: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::harness::JvmSettings;
+
+    fn cell(variant: &str, producers: usize, messages: u64) -> CellSpec {
+        if let Some(why) = unavailable() {
+            panic!("the JVM tests need a JDK and the Disruptor jar: {why}");
+        }
+        let classes = build().expect("tools/jvm/build.sh compiles Bus").display().to_string();
+        CellSpec {
+            variant: variant.into(),
+            wait: Some("blocking".into()),
+            producers,
+            messages,
+            warmup: 1,
+            runs: 2,
+            ring_size: 1024,
+            capacity: None,
+            prefetch: 256,
+            payload: 16,
+            sample_every: 64,
+            batch: 1,
+            sampling_ab_pairs: 0,
+            heap_messages: messages,
+            trace_messages: messages,
+            jvm: Some(JvmSettings {
+                classes,
+                flags: gc_flags("serial", 1 << 30).unwrap().replace(" -XX:+AlwaysPreTouch", ""),
+                wait: "blocking".into(),
+                message: "inline".into(),
+                gc: "serial".into(),
+                jit_warmup: 0,
+                drop_one: false,
+            }),
+            min_measure_ms: 0.0,
+            spread_measure_ms: 0.0,
+            in_run_trace: None,
+            allocator: None,
+            placement: Default::default(),
+        }
+    }
+
+    #[test]
+    fn heaps_are_sized_from_the_run_and_flags_name_the_collector() {
+        assert_eq!(message_bytes(16, "inline"), 72);
+        assert_eq!(message_bytes(16, "byte-array"), 96);
+        let cap = 64 << 30;
+        assert_eq!(heap_bytes(1000, 1024, 16, "inline", cap), 1 << 30, "at least 1 GiB");
+        let h = heap_bytes(32 << 20, 1 << 16, 16, "inline", cap);
+        assert!(h >= 2 * (32 << 20) * 72 && h % (1 << 20) == 0, "{h}");
+        assert_eq!(heap_bytes(1 << 30, 1, 256, "inline", 3 << 30), 3 << 30, "capped");
+        let f = gc_flags("parallel", 2 << 30).unwrap();
+        assert_eq!(f, "-XX:+UseParallelGC -Xms2048m -Xmx2048m -XX:+AlwaysPreTouch");
+        assert_eq!(gc_flags("g1-default", 2 << 30).unwrap(), "-XX:+UseG1GC");
+        assert!(gc_flags("zgc", 1).is_none());
+        assert!(check_extra_flags("-Xmx8g -XX:+UseZGC").unwrap().contains("--jvm-gc"));
+        assert_eq!(check_extra_flags("-Xmx8g -XX:+AlwaysPreTouch"), None);
+        assert_eq!(matching_wait("blocking"), "blocking", "seed 001's pairing");
+    }
+
+    /// CLOCK_MONOTONIC now, ns, read as the JVM's System.nanoTime reads it.
+    fn monotonic_ns() -> u64 {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid, writable timespec for the whole call.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        assert_eq!(rc, 0, "clock_gettime(CLOCK_MONOTONIC)");
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+
+    /// Bus marks each warm-up and measured run on the protocol with CLOCK_MONOTONIC
+    /// stamps whose difference is the run's own duration.
+    #[test]
+    fn bus_marks_every_run_start_and_end() {
+        let c = cell("jvm-lbq", 2, 20_000);
+        let j = c.jvm.as_ref().unwrap();
+        let before = monotonic_ns();
+        let out = Command::new("java")
+            .args(j.flags.split_whitespace())
+            .arg("-cp")
+            .arg(format!("{}:{DISRUPTOR_JAR}", j.classes))
+            .args(["Bus", "--impl", "lbq", "--producers", "2", "--messages", "20000"])
+            .args(["--warmup", "1", "--runs", "2", "--ring-size", "1024", "--wait", "blocking"])
+            .args(["--producer-type", "multi", "--jit-warmup", "0", "--sample-every", "64"])
+            .output()
+            .expect("java runs");
+        let after = monotonic_ns();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+            .collect();
+        let marks = |t: &str| -> Vec<&Value> { lines.iter().filter(|l| l["type"] == t).collect() };
+        let (starts, ends) = (marks("run_start"), marks("run_end"));
+        assert_eq!((starts.len(), ends.len()), (3, 3), "{lines:?}");
+        let phases: Vec<&str> = starts.iter().map(|s| s["phase"].as_str().unwrap()).collect();
+        assert_eq!(phases, ["warmup", "measured", "measured"]);
+        let done = &marks("done")[0]["outcome"];
+        for (i, (s, e)) in starts.iter().zip(&ends).enumerate() {
+            assert_eq!((s["run"].as_u64(), e["run"].as_u64()), (Some(i as u64), Some(i as u64)));
+            let (t0, t1) = (s["t_ns"].as_u64().unwrap(), e["t_ns"].as_u64().unwrap());
+            assert!(before < t0 && t0 < t1 && t1 < after, "{before} {t0} {t1} {after}");
+            if i > 0 {
+                let ms = done["runs"][i - 1]["ms"].as_f64().unwrap();
+                assert!(((t1 - t0) as f64 / 1e6 - ms).abs() < 0.01, "{t0} {t1} {ms}");
+                let samples = done["runs"][i - 1]["latency_ns"].as_array().unwrap().len();
+                assert_eq!(samples, 2 * 10_000_usize.div_ceil(64), "every 64th of each producer");
+            }
+        }
+    }
+
+    /// The plain loops count what they were sent and report each measured run.
+    #[test]
+    fn plain_loops_run_each_original() {
+        for v in ["jvm-lbq", "jvm-disruptor"] {
+            let runs = run_plain(&cell(v, 2, 20_000)).expect("the plain loop runs");
+            assert_eq!(runs.len(), 2, "{v}");
+            assert!(runs.iter().all(|r| r.ms > 0.0 && r.msgs_per_sec > 0.0), "{v}: {runs:?}");
+        }
+        assert!(run_plain(&cell("locked", 1, 10)).unwrap_err().contains("valid: jvm-lbq"));
+    }
+}
