@@ -740,7 +740,18 @@ fn the_jvm_originals_run_as_forks_check_themselves_and_a_planted_loss_is_invalid
         }
     }
     let d = rows.iter().find(|x| x["variant"] == "jvm-disruptor").unwrap();
-    assert_eq!(d["jvm"]["wait"], "lite-blocking", "Rust blocking pairs with LiteBlocking");
+    assert_eq!(d["jvm"]["wait"], "blocking", "Rust blocking pairs with seed 001's strategy");
+    assert_eq!(d["jvm"]["wait_strategy"], "BlockingWaitStrategy", "{d}");
+    for v in ["jvm-lbq", "jvm-disruptor"] {
+        let row = rows.iter().find(|x| x["variant"] == v).unwrap();
+        assert_eq!(row["jvm"]["message"], "inline", "{row}");
+        let lat = &row["latency_ns"];
+        assert!(lat["count"].as_u64().is_some_and(|c| c > 0), "{v}: latency sampled: {row}");
+        assert!(lat["p50"].as_u64().is_some_and(|p| p > 0), "{v}: {row}");
+    }
+    let lbq = rows.iter().find(|x| x["variant"] == "jvm-lbq").unwrap();
+    let bytes = lbq["jvm"]["allocated_bytes_per_message"].as_f64().unwrap();
+    assert!((70.0..80.0).contains(&bytes), "one inline message (48 B) and a node (24 B): {bytes}");
     let bad = rows.iter().find(|x| x["variant"] == "fault-jvm-lbq").unwrap();
     assert_eq!(bad["status"], "INVALID", "{bad}");
     assert!(bad["error"].as_str().unwrap().contains("received 19999 of 20000"), "{bad}");

@@ -60,6 +60,14 @@ fn bad_input_exits_2_with_one_line() {
         (vec!["no-such-experiment"], "unknown experiment 'no-such-experiment'; valid:"),
         (vec!["disruptor-vs-lbq", "--messages", "lots", "--out", out], "not a size"),
         (vec!["disruptor-vs-lbq", "--variants", "bogus", "--out", out], "unknown variant 'bogus'"),
+        (
+            vec!["disruptor-vs-lbq", "--jvm-gc", "g1,bogus", "--out", out],
+            "g1, parallel, serial, g1-default, all",
+        ),
+        (
+            vec!["disruptor-vs-lbq", "--jvm-flags", "-Xmx2g -XX:+UseZGC", "--out", out],
+            "choose it with --jvm-gc (g1, parallel, serial, g1-default, all)",
+        ),
         (vec!["compare", "/nonexistent/a.json", "/nonexistent/b.json"], "cannot read"),
     ] {
         let o = lab(&args);

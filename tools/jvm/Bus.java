@@ -39,6 +39,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 public final class Bus {
 
@@ -48,7 +49,8 @@ public final class Bus {
         "usage: Bus --impl lbq|disruptor --producers P --messages N --warmup W --runs R"
         + " --ring-size S --wait blocking|lite-blocking|sleeping|yielding|busy-spin"
         + " --producer-type multi|single [--capacity C] [--payload 16|64|256]"
-        + " [--jit-warmup K] [--fault drop-one] [--pin CPU,CPU,...]";
+        + " [--message inline|byte-array] [--sample-every K]"
+        + " [--jit-warmup K] [--fault drop-one] [--pin CPU,CPU,...] [--plain]";
 
     /** A bad command line: one line on stderr, exit 2. */
     static final class BadArgs extends Exception {
@@ -68,14 +70,20 @@ public final class Bus {
         int capacity = Integer.MAX_VALUE; // LinkedBlockingQueue's own "unbounded"
         boolean capacityGiven;
         int payload = 16;
+        /** "inline": the payload as long fields of the message; "byte-array": a byte[] per message. */
+        String message = "inline";
+        /** Stamp every K-th message of each producer with its send time (0: none). */
+        long sampleEvery;
         int jitWarmup = 2;
         String fault; // null or "drop-one"
         int[] pin; // null, or the CPU of the consumer, then of producer 0, 1, ...
+        /** Plain.java's own loop instead of the measured runs (no checks but the count). */
+        boolean plain;
     }
 
     static final List<String> FLAGS = List.of("--impl", "--producers", "--messages", "--warmup",
         "--runs", "--ring-size", "--wait", "--producer-type", "--capacity", "--payload",
-        "--jit-warmup", "--fault", "--pin");
+        "--message", "--sample-every", "--jit-warmup", "--fault", "--pin", "--plain");
     static final List<String> REQUIRED = List.of("--impl", "--producers", "--messages",
         "--warmup", "--runs", "--ring-size", "--wait", "--producer-type");
 
@@ -111,6 +119,10 @@ public final class Bus {
         Map<String, String> m = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
+            if (a.equals("--plain")) {
+                if (m.put(a, "") != null) throw new BadArgs(a + " given twice");
+                continue;
+            }
             String v = null;
             int eq = a.indexOf('=');
             if (a.startsWith("--") && eq > 0) { v = a.substring(eq + 1); a = a.substring(0, eq); }
@@ -131,6 +143,7 @@ public final class Bus {
         }
         Config c = new Config();
         c.impl = choice("--impl", m.get("--impl"), List.of("lbq", "disruptor"));
+        c.plain = m.containsKey("--plain");
         c.producers = (int) count("--producers", m.get("--producers"), 1, 1024);
         c.messages = count("--messages", m.get("--messages"), 1, 1L << 40);
         c.warmup = (int) count("--warmup", m.get("--warmup"), 0, 1000);
@@ -154,6 +167,12 @@ public final class Bus {
         }
         if (m.containsKey("--payload")) {
             c.payload = Integer.parseInt(choice("--payload", m.get("--payload"), List.of("16", "64", "256")));
+        }
+        if (m.containsKey("--message")) {
+            c.message = choice("--message", m.get("--message"), List.of("inline", "byte-array"));
+        }
+        if (m.containsKey("--sample-every")) {
+            c.sampleEvery = count("--sample-every", m.get("--sample-every"), 0, 1L << 40);
         }
         if (m.containsKey("--jit-warmup")) {
             c.jitWarmup = (int) count("--jit-warmup", m.get("--jit-warmup"), 0, 100);
@@ -187,22 +206,179 @@ public final class Bus {
         return z ^ (z >>> 31);
     }
 
-    /** Payload bytes derived from (producer, seq), as handoff::Message::new fills them. */
-    static void fill(byte[] payload, int producer, long seq) {
-        long h = mix64(((long) producer << 40) ^ seq);
-        for (int off = 0; off < payload.length; off += 8) {
-            LE.set(payload, off, h);
-            h = mix64(h);
+    /**
+     * A message: who sent it, its number, its send time when sampled, and its payload. The
+     * payload is the little-endian words handoff::Message::new derives from (producer, seq)
+     * (w0 = mix64((producer << 40) ^ seq), each next word mix64 of the one before), and
+     * digest() is handoff::Message::digest over the same words, so a JVM run and a Rust run
+     * of the same N and P expect the same checksum whatever the form. The forms:
+     * Inline16/64/256 hold the words as long fields of the message (one object a message,
+     * as the Rust message carries its payload inline); MsgBytes holds them in a byte[] of
+     * its own (two objects a message, as Java code often does). One form runs per process,
+     * so the JIT sees one subclass at every call site.
+     */
+    abstract static class Msg {
+        int producer;
+        long seq; // -1: this producer's end marker
+        long sentNs; // System.nanoTime() at send for a sampled message, else 0
+        abstract void fill(long h);
+        abstract long digest(long h);
+
+        /** Makes this message (producer, seq)'s, in place. */
+        final void set(int producer, long seq, long sentNs) {
+            this.producer = producer;
+            this.seq = seq;
+            this.sentNs = sentNs;
+            fill(mix64(((long) producer << 40) ^ seq));
+        }
+
+        /** This message's contribution to the checksum (handoff::Message::digest). */
+        final long digest() {
+            return digest(mix64(((long) producer << 40) ^ seq));
         }
     }
 
-    /** A message's contribution to the checksum, as handoff::Message::digest computes it. */
-    static long digest(int producer, long seq, byte[] payload) {
-        long h = mix64(((long) producer << 40) ^ seq);
-        for (int off = 0; off < payload.length; off += 8) {
-            h = mix64(h ^ (long) LE.get(payload, off));
+    /** The payload in a byte[] of its own (`--message byte-array`). */
+    static final class MsgBytes extends Msg {
+        final byte[] payload;
+        MsgBytes(int payloadBytes) { payload = new byte[payloadBytes]; }
+        @Override void fill(long h) {
+            for (int off = 0; off < payload.length; off += 8) {
+                LE.set(payload, off, h);
+                h = mix64(h);
+            }
         }
-        return h;
+        @Override long digest(long h) {
+            for (int off = 0; off < payload.length; off += 8) {
+                h = mix64(h ^ (long) LE.get(payload, off));
+            }
+            return h;
+        }
+    }
+
+    /** 16 payload bytes as 2 longs in the message itself. */
+    static final class Inline16 extends Msg {
+        long w0, w1;
+        @Override void fill(long h) {
+            w0 = h;
+            w1 = h = mix64(h);
+        }
+        @Override long digest(long h) {
+            h = mix64(h ^ w0);
+            h = mix64(h ^ w1);
+            return h;
+        }
+    }
+
+    /** 64 payload bytes as 8 longs in the message itself. */
+    static final class Inline64 extends Msg {
+        long w0, w1, w2, w3, w4, w5, w6, w7;
+        @Override void fill(long h) {
+            w0 = h;
+            w1 = h = mix64(h);
+            w2 = h = mix64(h);
+            w3 = h = mix64(h);
+            w4 = h = mix64(h);
+            w5 = h = mix64(h);
+            w6 = h = mix64(h);
+            w7 = h = mix64(h);
+        }
+        @Override long digest(long h) {
+            h = mix64(h ^ w0);
+            h = mix64(h ^ w1);
+            h = mix64(h ^ w2);
+            h = mix64(h ^ w3);
+            h = mix64(h ^ w4);
+            h = mix64(h ^ w5);
+            h = mix64(h ^ w6);
+            h = mix64(h ^ w7);
+            return h;
+        }
+    }
+
+    /** 256 payload bytes as 32 longs in the message itself. */
+    static final class Inline256 extends Msg {
+        long w0, w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11, w12, w13, w14, w15, w16, w17, w18, w19, w20, w21, w22, w23, w24, w25, w26, w27, w28, w29, w30, w31;
+        @Override void fill(long h) {
+            w0 = h;
+            w1 = h = mix64(h);
+            w2 = h = mix64(h);
+            w3 = h = mix64(h);
+            w4 = h = mix64(h);
+            w5 = h = mix64(h);
+            w6 = h = mix64(h);
+            w7 = h = mix64(h);
+            w8 = h = mix64(h);
+            w9 = h = mix64(h);
+            w10 = h = mix64(h);
+            w11 = h = mix64(h);
+            w12 = h = mix64(h);
+            w13 = h = mix64(h);
+            w14 = h = mix64(h);
+            w15 = h = mix64(h);
+            w16 = h = mix64(h);
+            w17 = h = mix64(h);
+            w18 = h = mix64(h);
+            w19 = h = mix64(h);
+            w20 = h = mix64(h);
+            w21 = h = mix64(h);
+            w22 = h = mix64(h);
+            w23 = h = mix64(h);
+            w24 = h = mix64(h);
+            w25 = h = mix64(h);
+            w26 = h = mix64(h);
+            w27 = h = mix64(h);
+            w28 = h = mix64(h);
+            w29 = h = mix64(h);
+            w30 = h = mix64(h);
+            w31 = h = mix64(h);
+        }
+        @Override long digest(long h) {
+            h = mix64(h ^ w0);
+            h = mix64(h ^ w1);
+            h = mix64(h ^ w2);
+            h = mix64(h ^ w3);
+            h = mix64(h ^ w4);
+            h = mix64(h ^ w5);
+            h = mix64(h ^ w6);
+            h = mix64(h ^ w7);
+            h = mix64(h ^ w8);
+            h = mix64(h ^ w9);
+            h = mix64(h ^ w10);
+            h = mix64(h ^ w11);
+            h = mix64(h ^ w12);
+            h = mix64(h ^ w13);
+            h = mix64(h ^ w14);
+            h = mix64(h ^ w15);
+            h = mix64(h ^ w16);
+            h = mix64(h ^ w17);
+            h = mix64(h ^ w18);
+            h = mix64(h ^ w19);
+            h = mix64(h ^ w20);
+            h = mix64(h ^ w21);
+            h = mix64(h ^ w22);
+            h = mix64(h ^ w23);
+            h = mix64(h ^ w24);
+            h = mix64(h ^ w25);
+            h = mix64(h ^ w26);
+            h = mix64(h ^ w27);
+            h = mix64(h ^ w28);
+            h = mix64(h ^ w29);
+            h = mix64(h ^ w30);
+            h = mix64(h ^ w31);
+            return h;
+        }
+    }
+
+    /** A new empty message of the configured form and payload size. */
+    static Supplier<Msg> form(String message, int payload) {
+        if (message.equals("byte-array")) return () -> new MsgBytes(payload);
+        switch (payload) {
+            case 16: return Inline16::new;
+            case 64: return Inline64::new;
+            case 256: return Inline256::new;
+            default: throw new IllegalArgumentException("no inline message of " + payload + " bytes");
+        }
     }
 
     /** What the producers are asked to send: the first N % P producers send one more. */
@@ -213,13 +389,13 @@ public final class Bus {
     }
 
     /** The sum of the digests of everything the producers are asked to send. */
-    static long expectedChecksum(long[] perProducer, int payloadBytes) {
-        byte[] buf = new byte[payloadBytes];
+    static long expectedChecksum(long[] perProducer, Supplier<Msg> form) {
+        Msg m = form.get();
         long sum = 0;
         for (int p = 0; p < perProducer.length; p++) {
             for (long s = 0; s < perProducer[p]; s++) {
-                fill(buf, p, s);
-                sum += digest(p, s, buf);
+                m.set(p, s, 0);
+                sum += m.digest();
             }
         }
         return sum;
@@ -231,9 +407,11 @@ public final class Bus {
         long received, outOfOrder, unknown, checksum;
         Checker(int producers) { next = new long[producers]; }
 
-        void observe(int producer, long seq, byte[] payload) {
+        void observe(Msg m) {
+            int producer = m.producer;
+            long seq = m.seq;
             received++;
-            checksum += digest(producer, seq, payload);
+            checksum += m.digest();
             if (producer >= 0 && producer < next.length) {
                 if (seq != next[producer]) outOfOrder++;
                 next[producer] = seq + 1;
@@ -257,22 +435,26 @@ public final class Bus {
         }
     }
 
-    /** A message on the LinkedBlockingQueue: a new object per message, as Java code does. */
-    static final class Msg {
-        final int producer;
-        final long seq; // -1: this producer's end marker
-        final byte[] payload;
-        Msg(int producer, long seq, byte[] payload) {
-            this.producer = producer; this.seq = seq; this.payload = payload;
+    /**
+     * The consumer's latency samples of one run, ns (receipt's nanoTime minus the stamp,
+     * at least 1, as the Rust harness records them), in an array sized before the run for
+     * every stamped message, so recording allocates nothing.
+     */
+    static final class Latencies {
+        final long[] v;
+        int n;
+        Latencies(int capacity) { v = new long[capacity]; }
+        void record(long ns) {
+            if (n < v.length) v[n++] = Math.max(1, ns);
         }
     }
 
-    /** A Disruptor slot: preallocated by the event factory, overwritten in place. */
-    static final class Event {
-        int producer;
-        long seq; // -1: this producer's end marker
-        final byte[] payload;
-        Event(int payloadBytes) { payload = new byte[payloadBytes]; }
+    /** Stamped messages of a run: every K-th of each producer from its first (seq 0). */
+    static int samples(long[] per, long every) {
+        if (every == 0) return 0;
+        long s = 0;
+        for (long c : per) s += (c + every - 1) / every;
+        return (int) Math.min(s, Integer.MAX_VALUE - 8);
     }
 
     // ---------------------------------------------------------------- per-thread accounting
@@ -363,6 +545,8 @@ public final class Bus {
         ThreadStats[] threads;
         long gcCount, gcMs;
         long messages;
+        Latencies latencies;
+        String waitStrategy; // the Disruptor's WaitStrategy class, or null
     }
 
     /** Shared by the threads of one run. */
@@ -382,7 +566,64 @@ public final class Bus {
         return (c.fault != null && p == 0 && count > 0) ? count / 2 : -1;
     }
 
-    static Result run(Config c, long n) throws Exception {
+    /** Where a run is announced on the protocol (null: not at all, as for JIT passes). */
+    static final class Mark {
+        final Protocol proto;
+        final int run;
+        final String phase;
+        Mark(Protocol proto, int run, String phase) { this.proto = proto; this.run = run; this.phase = phase; }
+    }
+
+    /** One producer's loop: every message through `send`, then its end marker. */
+    interface Sender {
+        void send(int producer, long seq, long sentNs) throws Exception;
+    }
+
+    /**
+     * Producer `id`'s body: `count` messages (less the planted skip), each K-th stamped
+     * with nanoTime as the Rust harness stamps them (a countdown from seq 0), then -1.
+     */
+    static Runnable producer(Config c, RunState st, ThreadStats s, int id, long count, Sender out) {
+        final long skip = skipped(c, id, count);
+        final long every = c.sampleEvery;
+        return () -> {
+            try {
+                s.start();
+                st.awaitGate();
+                long countdown = 0;
+                for (long seq = 0; seq < count; seq++) {
+                    if (seq == skip) continue;
+                    long sent = 0;
+                    if (every > 0) {
+                        if (countdown == 0) {
+                            countdown = every;
+                            sent = System.nanoTime();
+                        }
+                        countdown--;
+                    }
+                    out.send(id, seq, sent);
+                }
+                out.send(id, -1, 0);
+                s.endFast();
+                st.done.await();
+                s.endSlow();
+            } catch (Throwable t) {
+                st.fail(t);
+            }
+        };
+    }
+
+    static WaitStrategy waitStrategy(String wait) {
+        switch (wait) {
+            case "blocking": return new BlockingWaitStrategy();
+            case "lite-blocking": return new LiteBlockingWaitStrategy();
+            case "sleeping": return new SleepingWaitStrategy();
+            case "yielding": return new YieldingWaitStrategy();
+            default: return new BusySpinWaitStrategy();
+        }
+    }
+
+    static Result run(Config c, long n, Mark mark) throws Exception {
         final int P = c.producers;
         final long[] per = spread(n, P);
         final RunState st = new RunState(P + 1);
@@ -390,38 +631,24 @@ public final class Bus {
         for (int i = 0; i < P; i++) stats[i] = new ThreadStats("producer-" + i, c.pin == null ? -1 : c.pin[i + 1]);
         stats[P] = new ThreadStats("consumer", c.pin == null ? -1 : c.pin[0]);
         final Checker checker = new Checker(P);
-        final int payloadBytes = c.payload;
+        final Latencies lat = new Latencies(samples(per, c.sampleEvery));
+        final Supplier<Msg> form = form(c.message, c.payload);
 
         Thread[] producers = new Thread[P];
         Thread consumerThread;
-        Disruptor<Event> disruptor = null;
+        Disruptor<Msg> disruptor = null;
+        String waitClass = null;
 
         if (c.impl.equals("lbq")) {
             final LinkedBlockingQueue<Msg> q = new LinkedBlockingQueue<>(c.capacity);
             for (int i = 0; i < P; i++) {
-                final int id = i;
-                final long count = per[i];
-                final long skip = skipped(c, i, count);
-                final Msg end = new Msg(id, -1, null);
-                producers[i] = new Thread(() -> {
-                    ThreadStats s = stats[id];
-                    try {
-                        s.start();
-                        st.awaitGate();
-                        for (long seq = 0; seq < count; seq++) {
-                            if (seq == skip) continue;
-                            byte[] payload = new byte[payloadBytes];
-                            fill(payload, id, seq);
-                            q.put(new Msg(id, seq, payload));
-                        }
-                        q.put(end);
-                        s.endFast();
-                        st.done.await();
-                        s.endSlow();
-                    } catch (Throwable t) {
-                        st.fail(t);
-                    }
-                }, stats[i].name);
+                // A new message per put, as Java code does (one object inline, two with a byte[]).
+                Sender put = (id, seq, sent) -> {
+                    Msg m = form.get();
+                    m.set(id, seq, sent);
+                    q.put(m);
+                };
+                producers[i] = new Thread(producer(c, st, stats[i], i, per[i], put), stats[i].name);
             }
             consumerThread = new Thread(() -> {
                 ThreadStats s = stats[P];
@@ -435,7 +662,8 @@ public final class Bus {
                             if (++ends == P) break;
                             continue;
                         }
-                        checker.observe(m.producer, m.seq, m.payload);
+                        if (m.sentNs != 0) lat.record(System.nanoTime() - m.sentNs);
+                        checker.observe(m);
                     }
                     st.endNs = System.nanoTime();
                     s.endFast();
@@ -447,61 +675,33 @@ public final class Bus {
             }, "consumer");
             consumerThread.start();
         } else {
-            WaitStrategy ws;
-            switch (c.wait) {
-                case "blocking": ws = new BlockingWaitStrategy(); break;
-                case "lite-blocking": ws = new LiteBlockingWaitStrategy(); break;
-                case "sleeping": ws = new SleepingWaitStrategy(); break;
-                case "yielding": ws = new YieldingWaitStrategy(); break;
-                default: ws = new BusySpinWaitStrategy(); break;
-            }
+            WaitStrategy ws = waitStrategy(c.wait);
+            waitClass = ws.getClass().getSimpleName();
             final Thread[] made = new Thread[1];
-            disruptor = new Disruptor<>(() -> new Event(payloadBytes), c.ringSize, r -> {
+            // The event factory preallocates every slot; producers write the fields in place.
+            disruptor = new Disruptor<>(form::get, c.ringSize, r -> {
                 Thread t = new Thread(r, "consumer");
                 made[0] = t;
                 return t;
             }, c.producerType.equals("single") ? ProducerType.SINGLE : ProducerType.MULTI, ws);
-            disruptor.handleEventsWith(new Handler(st, stats[P], checker, P));
-            disruptor.setDefaultExceptionHandler(new ExceptionHandler<Event>() {
-                public void handleEventException(Throwable ex, long seq, Event e) { st.fail(ex); }
+            disruptor.handleEventsWith(new Handler(st, stats[P], checker, lat, P));
+            disruptor.setDefaultExceptionHandler(new ExceptionHandler<Msg>() {
+                public void handleEventException(Throwable ex, long seq, Msg e) { st.fail(ex); }
                 public void handleOnStartException(Throwable ex) { st.fail(ex); }
                 public void handleOnShutdownException(Throwable ex) { st.fail(ex); }
             });
-            final RingBuffer<Event> rb = disruptor.start();
+            final RingBuffer<Msg> rb = disruptor.start();
             consumerThread = made[0];
             for (int i = 0; i < P; i++) {
-                final int id = i;
-                final long count = per[i];
-                final long skip = skipped(c, i, count);
-                producers[i] = new Thread(() -> {
-                    ThreadStats s = stats[id];
+                Sender publish = (id, seq, sent) -> {
+                    long slot = rb.next();
                     try {
-                        s.start();
-                        st.awaitGate();
-                        for (long seq = 0; seq < count; seq++) {
-                            if (seq == skip) continue;
-                            long slot = rb.next();
-                            try {
-                                Event e = rb.get(slot);
-                                e.producer = id;
-                                e.seq = seq;
-                                fill(e.payload, id, seq);
-                            } finally {
-                                rb.publish(slot);
-                            }
-                        }
-                        long slot = rb.next();
-                        Event e = rb.get(slot);
-                        e.producer = id;
-                        e.seq = -1;
+                        rb.get(slot).set(id, seq, sent);
+                    } finally {
                         rb.publish(slot);
-                        s.endFast();
-                        st.done.await();
-                        s.endSlow();
-                    } catch (Throwable t) {
-                        st.fail(t);
                     }
-                }, stats[i].name);
+                };
+                producers[i] = new Thread(producer(c, st, stats[i], i, per[i], publish), stats[i].name);
             }
         }
         for (Thread t : producers) t.start();
@@ -514,12 +714,14 @@ public final class Bus {
         }
         long[] gc0 = gcTotals();
         long t0 = System.nanoTime();
+        if (mark != null) mark.proto.runStart(mark.run, mark.phase, t0);
         st.gate.countDown();
         while (!st.done.await(100, TimeUnit.MILLISECONDS)) {
             checkAlive(st, t0, limitNs, "the consumer to receive every producer's end marker");
         }
         long t1 = st.endNs;
         long[] gc1 = gcTotals();
+        if (mark != null) mark.proto.runEnd(mark.run, mark.phase, t1);
         for (Thread t : producers) t.join();
         if (disruptor != null) disruptor.shutdown(); // everything is consumed: halts at once
         consumerThread.join();
@@ -532,6 +734,8 @@ public final class Bus {
         r.gcCount = gc1[0] - gc0[0];
         r.gcMs = gc1[1] - gc0[1];
         r.messages = n;
+        r.latencies = lat;
+        r.waitStrategy = waitClass;
         return r;
     }
 
@@ -545,14 +749,15 @@ public final class Bus {
     }
 
     /** The Disruptor's consumer: one EventHandler on the processor's own thread. */
-    static final class Handler implements EventHandler<Event>, LifecycleAware {
+    static final class Handler implements EventHandler<Msg>, LifecycleAware {
         final RunState st;
         final ThreadStats stats;
         final Checker checker;
+        final Latencies lat;
         final int producers;
         int ends;
-        Handler(RunState st, ThreadStats stats, Checker checker, int producers) {
-            this.st = st; this.stats = stats; this.checker = checker; this.producers = producers;
+        Handler(RunState st, ThreadStats stats, Checker checker, Latencies lat, int producers) {
+            this.st = st; this.stats = stats; this.checker = checker; this.lat = lat; this.producers = producers;
         }
 
         @Override public void onStart() {
@@ -567,7 +772,7 @@ public final class Bus {
 
         @Override public void onShutdown() { }
 
-        @Override public void onEvent(Event e, long sequence, boolean endOfBatch) {
+        @Override public void onEvent(Msg e, long sequence, boolean endOfBatch) {
             if (e.seq < 0) {
                 if (++ends == producers) {
                     st.endNs = System.nanoTime();
@@ -577,7 +782,8 @@ public final class Bus {
                 }
                 return;
             }
-            checker.observe(e.producer, e.seq, e.payload);
+            if (e.sentNs != 0) lat.record(System.nanoTime() - e.sentNs);
+            checker.observe(e);
         }
     }
 
@@ -586,38 +792,19 @@ public final class Bus {
     static final Map<Long, Long> EXPECTED = new LinkedHashMap<>();
 
     static long expected(Config c, long n, long[] per) {
-        return EXPECTED.computeIfAbsent(n, k -> expectedChecksum(per, c.payload));
+        return EXPECTED.computeIfAbsent(n, k -> expectedChecksum(per, form(c.message, c.payload)));
     }
 
     // ---------------------------------------------------------------- JSON by hand
 
-    static String str(String s) {
-        if (s == null) return "null";
-        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char ch = s.charAt(i);
-            switch (ch) {
-                case '"': b.append("\\\""); break;
-                case '\\': b.append("\\\\"); break;
-                case '\n': b.append("\\n"); break;
-                case '\r': b.append("\\r"); break;
-                case '\t': b.append("\\t"); break;
-                default:
-                    if (ch < 0x20) b.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
-                    else b.append(ch);
-            }
-        }
-        return b.append('"').toString();
-    }
+    static String str(String s) { return Protocol.str(s); }
 
-    static String num(double d) {
-        if (Double.isNaN(d) || Double.isInfinite(d)) return "null";
-        return String.format(Locale.ROOT, "%.3f", d);
-    }
+    static String num(double d) { return Protocol.num(d); }
 
-    static String nsToMs(long ns) { return ns < 0 ? "null" : num(ns / 1e6); }
+    static String nsToMs(long ns) { return Protocol.nsToMs(ns); }
 
-    static String runJson(Result r) {
+    /** A run's JSON; `latency`: with its latency samples (measured runs). */
+    static String runJson(Result r, boolean latency) {
         StringBuilder b = new StringBuilder();
         b.append("{\"ms\":").append(num(r.ms));
         b.append(",\"msgs_per_sec\":").append(num(r.messages / (r.ms / 1e3)));
@@ -647,6 +834,11 @@ public final class Bus {
         b.append(",\"allocated_bytes_per_message\":").append(num((double) alloc / r.messages));
         b.append(",\"voluntary_cs\":").append(cs ? String.valueOf(vol) : "null");
         b.append(",\"involuntary_cs\":").append(cs ? String.valueOf(invol) : "null");
+        if (latency) {
+            b.append(",\"latency_ns\":[");
+            for (int i = 0; i < r.latencies.n; i++) b.append(i > 0 ? "," : "").append(r.latencies.v[i]);
+            b.append(']');
+        }
         return b.append('}').toString();
     }
 
@@ -672,10 +864,51 @@ public final class Bus {
 
     // ---------------------------------------------------------------- main
 
+    /** The outcome object of the done line. */
+    static String outcome(Config c, long[] per, long jitN, List<String> jitMs, String waitClass,
+                          List<String> warm, List<String> runs) {
+        StringBuilder b = new StringBuilder();
+        b.append("{\"impl\":").append(str(c.impl));
+        b.append(",\"producers\":").append(c.producers);
+        b.append(",\"messages\":").append(c.messages);
+        b.append(",\"per_producer\":[");
+        for (int p = 0; p < per.length; p++) b.append(p > 0 ? "," : "").append(per[p]);
+        b.append("],\"payload_bytes\":").append(c.payload);
+        b.append(",\"message\":").append(str(c.message));
+        b.append(",\"expected_checksum\":").append(Long.toUnsignedString(expected(c, c.messages, per)));
+        b.append(",\"sample_every\":").append(c.sampleEvery);
+        b.append(",\"ring_size\":").append(c.ringSize);
+        b.append(",\"capacity\":").append(c.capacityGiven ? String.valueOf(c.capacity) : "null");
+        b.append(",\"wait\":").append(str(c.wait));
+        b.append(",\"wait_strategy\":").append(str(waitClass));
+        b.append(",\"producer_type\":").append(str(c.producerType));
+        b.append(",\"fault\":").append(str(c.fault));
+        b.append(",\"jit_warmup_passes\":").append(c.jitWarmup);
+        b.append(",\"jit_warmup_messages\":").append(jitN);
+        b.append(",\"jit_warmup_ms\":[").append(String.join(",", jitMs)).append(']');
+        b.append(",\"jvm\":{\"version\":").append(str(System.getProperty("java.version")));
+        b.append(",\"vm_version\":").append(str(System.getProperty("java.vm.version")));
+        b.append(",\"vm_name\":").append(str(System.getProperty("java.vm.name")));
+        b.append(",\"flags\":[");
+        List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
+        for (int f = 0; f < flags.size(); f++) b.append(f > 0 ? "," : "").append(str(flags.get(f)));
+        b.append("],\"gc\":[");
+        List<GarbageCollectorMXBean> gcs = ManagementFactory.getGarbageCollectorMXBeans();
+        for (int g = 0; g < gcs.size(); g++) b.append(g > 0 ? "," : "").append(str(gcs.get(g).getName()));
+        b.append("],\"max_heap_bytes\":").append(Runtime.getRuntime().maxMemory());
+        b.append(",\"available_processors\":").append(Runtime.getRuntime().availableProcessors());
+        b.append('}');
+        String[] dv = disruptorVersion();
+        b.append(",\"disruptor_version\":").append(str(dv[0]));
+        b.append(",\"disruptor_version_source\":").append(str(dv[1]));
+        b.append(",\"warmup\":[").append(String.join(",", warm)).append(']');
+        b.append(",\"runs\":[").append(String.join(",", runs)).append(']');
+        return b.append('}').toString();
+    }
+
     public static void main(String[] args) {
         // Only protocol lines go to the real stdout; anything else that prints goes to stderr.
-        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
-        System.setOut(System.err);
+        Protocol proto = Protocol.open();
 
         if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
             System.err.println(USAGE);
@@ -689,6 +922,10 @@ public final class Bus {
             System.exit(2);
             return;
         }
+        if (c.plain) {
+            Plain.main(c, proto);
+            return;
+        }
         try {
             long[] per = spread(c.messages, c.producers);
             long jitN = Math.min(c.messages, 1_000_000L);
@@ -696,65 +933,32 @@ public final class Bus {
             expected(c, c.messages, per);
             List<String> jitMs = new ArrayList<>();
             for (int k = 0; k < c.jitWarmup; k++) {
-                Result r = run(c, jitN);
+                Result r = run(c, jitN, null);
                 jitMs.add(num(r.ms));
                 System.err.printf(Locale.ROOT, "jit warm-up %d/%d: %d messages, %.1f ms, %s%n",
                     k + 1, c.jitWarmup, jitN, r.ms, r.verdict);
             }
             List<String> warm = new ArrayList<>();
             List<String> runs = new ArrayList<>();
+            String waitClass = null;
             for (int w = 0; w < c.warmup + c.runs; w++) {
-                Result r = run(c, c.messages);
-                (w < c.warmup ? warm : runs).add(runJson(r));
+                boolean measured = w >= c.warmup;
+                Result r = run(c, c.messages, new Mark(proto, w, measured ? "measured" : "warmup"));
+                waitClass = r.waitStrategy;
+                (measured ? runs : warm).add(runJson(r, measured));
                 System.err.printf(Locale.ROOT, "%s %d: %.1f ms, %.2f M msgs/s, %s%n",
-                    w < c.warmup ? "warm-up" : "run", w < c.warmup ? w : w - c.warmup,
+                    measured ? "run" : "warm-up", measured ? w - c.warmup : w,
                     r.ms, c.messages / r.ms / 1e3, r.verdict);
-                out.println("{\"type\":\"heartbeat\",\"run\":" + w + "}");
+                proto.heartbeat(w);
             }
-            StringBuilder b = new StringBuilder();
-            b.append("{\"type\":\"done\",\"outcome\":{");
-            b.append("\"impl\":").append(str(c.impl));
-            b.append(",\"producers\":").append(c.producers);
-            b.append(",\"messages\":").append(c.messages);
-            b.append(",\"per_producer\":[");
-            for (int p = 0; p < per.length; p++) b.append(p > 0 ? "," : "").append(per[p]);
-            b.append("],\"payload_bytes\":").append(c.payload);
-            b.append(",\"ring_size\":").append(c.ringSize);
-            b.append(",\"capacity\":").append(c.capacityGiven ? String.valueOf(c.capacity) : "null");
-            b.append(",\"wait\":").append(str(c.wait));
-            b.append(",\"producer_type\":").append(str(c.producerType));
-            b.append(",\"fault\":").append(str(c.fault));
-            b.append(",\"jit_warmup_passes\":").append(c.jitWarmup);
-            b.append(",\"jit_warmup_messages\":").append(jitN);
-            b.append(",\"jit_warmup_ms\":[").append(String.join(",", jitMs)).append(']');
-            b.append(",\"jvm\":{\"version\":").append(str(System.getProperty("java.version")));
-            b.append(",\"vm_version\":").append(str(System.getProperty("java.vm.version")));
-            b.append(",\"vm_name\":").append(str(System.getProperty("java.vm.name")));
-            b.append(",\"flags\":[");
-            List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
-            for (int f = 0; f < flags.size(); f++) b.append(f > 0 ? "," : "").append(str(flags.get(f)));
-            b.append("],\"gc\":[");
-            List<GarbageCollectorMXBean> gcs = ManagementFactory.getGarbageCollectorMXBeans();
-            for (int g = 0; g < gcs.size(); g++) b.append(g > 0 ? "," : "").append(str(gcs.get(g).getName()));
-            b.append("],\"max_heap_bytes\":").append(Runtime.getRuntime().maxMemory());
-            b.append(",\"available_processors\":").append(Runtime.getRuntime().availableProcessors());
-            b.append('}');
-            String[] dv = disruptorVersion();
-            b.append(",\"disruptor_version\":").append(str(dv[0]));
-            b.append(",\"disruptor_version_source\":").append(str(dv[1]));
-            b.append(",\"warmup\":[").append(String.join(",", warm)).append(']');
-            b.append(",\"runs\":[").append(String.join(",", runs)).append(']');
-            b.append("}}");
-            out.println(b);
-            out.flush();
+            proto.done(outcome(c, per, jitN, jitMs, waitClass, warm, runs));
             System.exit(0);
         } catch (Throwable t) {
             String msg = t.toString();
             for (Throwable x = t.getCause(); x != null; x = x.getCause()) msg += "; caused by " + x;
             System.err.println("Bus: failed: " + msg);
             t.printStackTrace(System.err);
-            out.println("{\"type\":\"failed\",\"error\":" + str(msg) + "}");
-            out.flush();
+            proto.failed(msg);
             System.exit(3);
         }
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles tools/jvm/Bus.java against the Debian Disruptor jar.
+# Compiles tools/jvm/*.java (Bus.java, Protocol.java) against the Debian Disruptor jar.
 #   tools/jvm/build.sh [OUT]     OUT defaults to target/jvm under the repository root;
 #                                a relative OUT is taken from the current directory.
 # Prints the absolute class folder on stdout (nothing else); messages go to stderr.
@@ -7,7 +7,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-src="$here/Bus.java"
+srcs=("$here"/*.java)
 jar="${DISRUPTOR_JAR:-/usr/share/java/disruptor.jar}"
 out="${1:-$here/../../target/jvm}"
 
@@ -24,11 +24,16 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 list="$out/Bus.classes"   # the class files of the last build, one a line
 
+newer_than_sources() {
+    local s
+    for s in "${srcs[@]}"; do [ "$1" -nt "$s" ] || return 1; done
+}
+
 up_to_date() {
-    [ -f "$list" ] && [ "$list" -nt "$src" ] && [ ! "$jar" -nt "$list" ] || return 1
+    [ -f "$list" ] && newer_than_sources "$list" && [ ! "$jar" -nt "$list" ] || return 1
     local f n=0
     while IFS= read -r f; do
-        [ -f "$out/$f" ] && [ "$out/$f" -nt "$src" ] || return 1
+        [ -f "$out/$f" ] && newer_than_sources "$out/$f" || return 1
         n=$((n + 1))
     done <"$list"
     [ "$n" -gt 0 ]
@@ -41,7 +46,7 @@ else
     # build never leaves a half-written set behind.
     tmp=$(mktemp -d "$out/.build.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
-    javac -encoding UTF-8 -Xlint:all -cp "$jar" -d "$tmp" "$src"
+    javac -encoding UTF-8 -Xlint:all -cp "$jar" -d "$tmp" "${srcs[@]}"
     (cd "$tmp" && ls -1 -- *.class) >"$tmp/Bus.classes"
     while IFS= read -r f; do mv -f "$tmp/$f" "$out/$f"; done <"$tmp/Bus.classes"
     mv -f "$tmp/Bus.classes" "$list"

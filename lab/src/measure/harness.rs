@@ -122,6 +122,12 @@ pub struct JvmSettings {
     pub flags: String,
     /// The JVM wait strategy (`--wait` of Bus).
     pub wait: String,
+    /// The message form (`--message` of Bus): `inline` or `byte-array`.
+    #[serde(default)]
+    pub message: String,
+    /// The collector setting (`--jvm-gc`'s name) the flags came from.
+    #[serde(default)]
+    pub gc: String,
     /// JIT warm-up passes before the runs.
     pub jit_warmup: u64,
     /// Plant a lost message (`--fault drop-one`): every run must come out invalid.
@@ -137,8 +143,17 @@ pub struct JvmReport {
     pub disruptor_version: Option<String>,
     /// `SINGLE` or `MULTI`.
     pub producer_type: String,
-    /// The JVM wait strategy.
+    /// The JVM wait strategy (Bus's `--wait` name).
     pub wait: String,
+    /// Its `WaitStrategy` class (`BlockingWaitStrategy`, ...), for the Disruptor.
+    #[serde(default)]
+    pub wait_strategy: Option<String>,
+    /// The message form: `inline` or `byte-array`.
+    #[serde(default)]
+    pub message: String,
+    /// The collector setting (`--jvm-gc`'s name).
+    #[serde(default)]
+    pub gc: String,
     /// JIT warm-up passes run before the warm-up runs.
     pub jit_warmup_passes: u64,
     /// Per measured run: bytes allocated per message (ThreadMXBean), GC count and ms.
@@ -243,7 +258,7 @@ pub struct HeapStats {
     pub valid: bool,
 }
 
-fn new_histogram() -> Histogram<u64> {
+pub(crate) fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
 }
 

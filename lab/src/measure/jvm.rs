@@ -9,13 +9,19 @@
 //! harness (count, per-producer order, the same checksum), a new queue or Disruptor per run.
 //!
 //! Like for like: the Rust ring uses its single-producer sequencer for one producer, so
-//! the JVM Disruptor runs `ProducerType.SINGLE` at P = 1 and `MULTI` above. The Rust
-//! `Blocking` strategy spins, then sleeps on a condition only when a sleeper asked for a
-//! signal: the JVM counterpart is `LiteBlockingWaitStrategy`, the default pairing.
+//! the JVM Disruptor runs `ProducerType.SINGLE` at P = 1 and `MULTI` above. Under the
+//! Rust `blocking` strategy the JVM Disruptor runs `BlockingWaitStrategy`, the strategy
+//! seed 001 ran (`--jvm-wait lite-blocking` runs `LiteBlockingWaitStrategy`, which, like
+//! the Rust one, signals only when a waiter asked for it; the report names the pairing).
+//! The message carries its payload inline as long fields (`--jvm-message inline`), as the
+//! Rust message carries its bytes, so `jvm-lbq` allocates one object a message besides
+//! its node and `jvm-disruptor` none; `byte-array` keeps a `byte[]` per message.
+//! The collector is a dimension ([`GCS`], `--jvm-gc`), each with its own flags.
 
 use crate::measure::harness::{CellOutput, CellSpec, JvmReport, RunResult};
 use crate::profile::usage::ThreadUsage;
 use crate::protocol::{Ctx, Message};
+use crate::stats::percentiles::Percentiles;
 use serde::Deserialize;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -25,9 +31,74 @@ use std::process::{Command, Stdio};
 /// Debian's Disruptor 3.4 jar (`apt-get install libdisruptor-java`).
 pub const DISRUPTOR_JAR: &str = "/usr/share/java/disruptor.jar";
 
-/// The JVM flags every fork runs with unless `--jvm-flags` says otherwise: room for the
-/// unbounded queue's live nodes (the seed warns of full GCs), G1 as on the JDK's default.
-pub const DEFAULT_FLAGS: &str = "-Xms1g -Xmx4g -XX:+UseG1GC";
+/// The collector settings of `--jvm-gc`: name and what it runs. The sized ones fix the heap
+/// (`-Xms` = `-Xmx` = [`heap_bytes`], `-XX:+AlwaysPreTouch`): room for every message of a
+/// run to be live at once (an unbounded queue whose producers run ahead holds them all;
+/// seed 001 warns of full collections), so no run's old generation fills, and the heap's
+/// pages are touched when the JVM starts rather than inside a timed run.
+pub const GCS: [(&str, &str); 4] = [
+    ("g1", "G1 (-XX:+UseG1GC), heap fixed at the run's size, pre-touched"),
+    ("parallel", "ParallelGC (-XX:+UseParallelGC), heap fixed at the run's size, pre-touched"),
+    ("serial", "SerialGC (-XX:+UseSerialGC), heap fixed at the run's size, pre-touched"),
+    ("g1-default", "G1 with the JDK's own heap sizing (no -Xms/-Xmx; a quarter of RAM at most)"),
+];
+
+/// The collector the JVM rows run by default: the one they ran fastest under, taken over
+/// both originals and P = 1 and 6, on the 2-core VM the lab is measured on (one GC
+/// thread has no second core to use; tools/jvm/README.md has the run).
+pub const DEFAULT_GC: &str = "serial";
+
+/// Bytes a message of the JVM side takes on the heap, with its LinkedBlockingQueue node
+/// (16-byte object headers, compressed references): node 24; `inline` message 32 + payload;
+/// `byte-array` message 40 plus the array's 16 + payload.
+pub fn message_bytes(payload: usize, message: &str) -> u64 {
+    let msg = if message == "byte-array" { 40 + 16 + payload } else { 32 + payload };
+    (24 + msg) as u64
+}
+
+/// The sized collectors' heap for runs of `messages` messages and a ring of `ring`
+/// slots: twice every message live at once plus the ring's preallocated events (a copying
+/// young generation needs room beside the live set), at least 1 GiB, at most a third of
+/// the machine's memory (`cap`, bytes).
+pub fn heap_bytes(messages: u64, ring: u64, payload: usize, message: &str, cap: u64) -> u64 {
+    let per = message_bytes(payload, message);
+    let want = 2 * messages.saturating_mul(per) + ring.saturating_mul(per);
+    want.max(1 << 30).min(cap.max(1 << 30)).div_ceil(1 << 20) << 20
+}
+
+/// The cap of [`heap_bytes`] on this machine: a third of MemTotal (the sized heaps are
+/// pre-touched, so they take real memory), 4 GiB when /proc/meminfo cannot be read.
+pub fn heap_cap() -> u64 {
+    let kb = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let line = m.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    });
+    kb.map_or(4 << 30, |kb| kb * 1024 / 3)
+}
+
+/// The JVM flags of collector setting `gc` with heap `heap` bytes (`None`: unknown name).
+pub fn gc_flags(gc: &str, heap: u64) -> Option<String> {
+    let mb = heap >> 20;
+    let sized = format!("-Xms{mb}m -Xmx{mb}m -XX:+AlwaysPreTouch");
+    Some(match gc {
+        "g1" => format!("-XX:+UseG1GC {sized}"),
+        "parallel" => format!("-XX:+UseParallelGC {sized}"),
+        "serial" => format!("-XX:+UseSerialGC {sized}"),
+        "g1-default" => "-XX:+UseG1GC".to_string(),
+        _ => return None,
+    })
+}
+
+/// Why `--jvm-flags` cannot be taken, or `None`: a collector chosen there would fight the
+/// one `--jvm-gc` chose (the JVM refuses two), so the collector is `--jvm-gc`'s alone.
+pub fn check_extra_flags(flags: &str) -> Option<String> {
+    let gc = flags.split_whitespace().find(|f| f.starts_with("-XX:+Use") && f.ends_with("GC"))?;
+    let valid: Vec<&str> = GCS.iter().map(|g| g.0).collect();
+    Some(format!(
+        "--jvm-flags: '{gc}' chooses a collector; choose it with --jvm-gc ({}, all)",
+        valid.join(", ")
+    ))
+}
 
 /// Why the JVM rows cannot run here, with the install command; `None` when they can.
 pub fn unavailable() -> Option<String> {
@@ -62,10 +133,11 @@ pub fn build() -> Result<PathBuf, String> {
     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
-/// The JVM wait strategy paired with the Rust one.
+/// The JVM wait strategy paired with the Rust one: the same-named one (blocking →
+/// `BlockingWaitStrategy`, seed 001's).
 pub fn matching_wait(rust: &str) -> &'static str {
     match rust {
-        "blocking" => "lite-blocking",
+        "blocking" => "blocking",
         "sleeping" => "sleeping",
         "yielding" => "yielding",
         _ => "busy-spin",
@@ -96,6 +168,9 @@ struct BusRun {
     gc_ms: f64,
     #[serde(default)]
     allocated_bytes_per_message: f64,
+    /// Latency samples, ns (measured runs with sampling on).
+    #[serde(default)]
+    latency_ns: Vec<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -109,6 +184,11 @@ struct BusOutcome {
     runs: Vec<BusRun>,
     producer_type: String,
     wait: String,
+    #[serde(default)]
+    wait_strategy: Option<String>,
+    message: String,
+    /// As an unsigned decimal (Java's `Long.toUnsignedString`).
+    expected_checksum: u64,
 }
 
 fn run_result(r: &BusRun, messages: u64) -> RunResult {
@@ -156,7 +236,8 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
         .args(["--messages", &cell.messages.to_string(), "--warmup", &cell.warmup.to_string()])
         .args(["--runs", &cell.runs.to_string(), "--ring-size", &cell.ring_size.to_string()])
         .args(["--wait", &j.wait, "--producer-type", producer_type])
-        .args(["--payload", &cell.payload.to_string(), "--jit-warmup", &j.jit_warmup.to_string()]);
+        .args(["--payload", &cell.payload.to_string(), "--jit-warmup", &j.jit_warmup.to_string()])
+        .args(["--message", &j.message, "--sample-every", &cell.sample_every.to_string()]);
     if let (Some(c), "lbq") = (cell.capacity, imp) {
         cmd.args(["--capacity", &c.to_string()]);
     }
@@ -191,7 +272,16 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     };
     let b: BusOutcome =
         serde_json::from_value(outcome).map_err(|e| format!("unreadable JVM outcome: {e}"))?;
+    let rust = rust_checksum(cell.payload, &b.per_producer)?;
+    if b.expected_checksum != rust {
+        return Err(format!(
+            "Bus expects checksum {} where the Rust harness expects {rust}: its messages are \
+             not the Rust messages' bytes",
+            b.expected_checksum
+        ));
+    }
     Ok(CellOutput {
+        latency_ns: latency(&b.runs, cell.sample_every)?,
         warmup: b.warmup.iter().map(|r| run_result(r, cell.messages)).collect(),
         runs: b.runs.iter().map(|r| run_result(r, cell.messages)).collect(),
         per_producer: b.per_producer,
@@ -200,6 +290,9 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
             disruptor_version: b.disruptor_version,
             producer_type: b.producer_type,
             wait: b.wait,
+            wait_strategy: b.wait_strategy,
+            message: b.message,
+            gc: j.gc.clone(),
             jit_warmup_passes: b.jit_warmup_passes,
             allocated_bytes_per_message: b
                 .runs
@@ -212,4 +305,206 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
         pinned_cpus: pinned,
         ..Default::default()
     })
+}
+
+/// The Rust harness's expected checksum for these producers' messages.
+fn rust_checksum(payload: usize, per_producer: &[u64]) -> Result<u64, String> {
+    Ok(match payload {
+        16 => handoff::expected_checksum::<16>(per_producer),
+        64 => handoff::expected_checksum::<64>(per_producer),
+        256 => handoff::expected_checksum::<256>(per_producer),
+        other => return Err(format!("payload {other} has no Rust message to check against")),
+    })
+}
+
+/// The latency of the valid measured runs, merged in one histogram as the Rust harness
+/// merges its runs' (`None` with sampling off or no valid run).
+fn latency(runs: &[BusRun], sample_every: u64) -> Result<Option<Percentiles>, String> {
+    if sample_every == 0 {
+        return Ok(None);
+    }
+    let mut h = crate::measure::harness::new_histogram();
+    for r in runs.iter().filter(|r| r.valid) {
+        for &ns in &r.latency_ns {
+            h.record(ns.max(1)).map_err(|e| format!("a JVM latency of {ns} ns: {e}"))?;
+        }
+    }
+    Ok((!h.is_empty()).then(|| Percentiles::of(&h)))
+}
+
+/// One plain-loop run of a JVM original (`Bus --plain`, tools/jvm/Plain.java).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PlainRun {
+    /// Start gate to the consumer's last message, ms.
+    pub ms: f64,
+    /// Messages per second.
+    pub msgs_per_sec: f64,
+}
+
+/// Runs a `jvm-*` cell's original in its own plain loop (`Bus --plain`: the library's API
+/// as a user writes it, the same message and split, only the final count checked), for the
+/// calibration of `jvm-lbq` against `jvm-lbq/own-loop`: its measured runs.
+pub fn run_plain(cell: &CellSpec) -> Result<Vec<PlainRun>, String> {
+    let j = cell.jvm.as_ref().ok_or("a jvm cell without its JVM settings")?;
+    let imp = match cell.variant.as_str() {
+        "jvm-lbq" => "lbq",
+        "jvm-disruptor" => "disruptor",
+        other => return Err(format!("no plain loop for {other}; valid: jvm-lbq, jvm-disruptor")),
+    };
+    let producer_type = if cell.producers == 1 { "single" } else { "multi" };
+    let mut cmd = Command::new("java");
+    cmd.args(j.flags.split_whitespace())
+        .arg("-cp")
+        .arg(format!("{}:{DISRUPTOR_JAR}", j.classes))
+        .args(["Bus", "--plain", "--impl", imp, "--producers", &cell.producers.to_string()])
+        .args(["--messages", &cell.messages.to_string(), "--warmup", &cell.warmup.to_string()])
+        .args(["--runs", &cell.runs.to_string(), "--ring-size", &cell.ring_size.to_string()])
+        .args(["--wait", &j.wait, "--producer-type", producer_type])
+        .args(["--payload", &cell.payload.to_string(), "--jit-warmup", &j.jit_warmup.to_string()])
+        .args(["--message", &j.message]);
+    if let (Some(c), "lbq") = (cell.capacity, imp) {
+        cmd.args(["--capacity", &c.to_string()]);
+    }
+    let out = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start java: {e}"))?;
+    let done =
+        String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
+            match serde_json::from_str::<Message>(l) {
+                Ok(Message::Done { outcome, .. }) => Some(Ok(outcome)),
+                Ok(Message::Failed { error }) => {
+                    Some(Err(format!("the JVM's plain loop: {error}")))
+                }
+                _ => None,
+            }
+        });
+    let outcome =
+        done.ok_or_else(|| format!("java --plain ended ({}) without a result", out.status))??;
+    serde_json::from_value(outcome["runs"].clone())
+        .map_err(|e| format!("unreadable plain-loop outcome: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::harness::JvmSettings;
+
+    fn cell(variant: &str, producers: usize, messages: u64) -> CellSpec {
+        if let Some(why) = unavailable() {
+            panic!("the JVM tests need a JDK and the Disruptor jar: {why}");
+        }
+        let classes = build().expect("tools/jvm/build.sh compiles Bus").display().to_string();
+        CellSpec {
+            variant: variant.into(),
+            wait: Some("blocking".into()),
+            producers,
+            messages,
+            warmup: 1,
+            runs: 2,
+            ring_size: 1024,
+            capacity: None,
+            prefetch: 256,
+            payload: 16,
+            sample_every: 64,
+            batch: 1,
+            sampling_ab_pairs: 0,
+            heap_messages: messages,
+            trace_messages: messages,
+            jvm: Some(JvmSettings {
+                classes,
+                flags: gc_flags("serial", 1 << 30).unwrap().replace(" -XX:+AlwaysPreTouch", ""),
+                wait: "blocking".into(),
+                message: "inline".into(),
+                gc: "serial".into(),
+                jit_warmup: 0,
+                drop_one: false,
+            }),
+            min_measure_ms: 0.0,
+            spread_measure_ms: 0.0,
+            in_run_trace: None,
+            allocator: None,
+            placement: Default::default(),
+        }
+    }
+
+    #[test]
+    fn heaps_are_sized_from_the_run_and_flags_name_the_collector() {
+        assert_eq!(message_bytes(16, "inline"), 72);
+        assert_eq!(message_bytes(16, "byte-array"), 96);
+        let cap = 64 << 30;
+        assert_eq!(heap_bytes(1000, 1024, 16, "inline", cap), 1 << 30, "at least 1 GiB");
+        let h = heap_bytes(32 << 20, 1 << 16, 16, "inline", cap);
+        assert!(h >= 2 * (32 << 20) * 72 && h % (1 << 20) == 0, "{h}");
+        assert_eq!(heap_bytes(1 << 30, 1, 256, "inline", 3 << 30), 3 << 30, "capped");
+        let f = gc_flags("parallel", 2 << 30).unwrap();
+        assert_eq!(f, "-XX:+UseParallelGC -Xms2048m -Xmx2048m -XX:+AlwaysPreTouch");
+        assert_eq!(gc_flags("g1-default", 2 << 30).unwrap(), "-XX:+UseG1GC");
+        assert!(gc_flags("zgc", 1).is_none());
+        assert!(check_extra_flags("-Xmx8g -XX:+UseZGC").unwrap().contains("--jvm-gc"));
+        assert_eq!(check_extra_flags("-Xmx8g -XX:+AlwaysPreTouch"), None);
+        assert_eq!(matching_wait("blocking"), "blocking", "seed 001's pairing");
+    }
+
+    /// CLOCK_MONOTONIC now, ns, read as the JVM's System.nanoTime reads it.
+    fn monotonic_ns() -> u64 {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid, writable timespec for the whole call.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        assert_eq!(rc, 0, "clock_gettime(CLOCK_MONOTONIC)");
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+
+    /// Bus marks each warm-up and measured run on the protocol with CLOCK_MONOTONIC
+    /// stamps whose difference is the run's own duration.
+    #[test]
+    fn bus_marks_every_run_start_and_end() {
+        let c = cell("jvm-lbq", 2, 20_000);
+        let j = c.jvm.as_ref().unwrap();
+        let before = monotonic_ns();
+        let out = Command::new("java")
+            .args(j.flags.split_whitespace())
+            .arg("-cp")
+            .arg(format!("{}:{DISRUPTOR_JAR}", j.classes))
+            .args(["Bus", "--impl", "lbq", "--producers", "2", "--messages", "20000"])
+            .args(["--warmup", "1", "--runs", "2", "--ring-size", "1024", "--wait", "blocking"])
+            .args(["--producer-type", "multi", "--jit-warmup", "0", "--sample-every", "64"])
+            .output()
+            .expect("java runs");
+        let after = monotonic_ns();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+            .collect();
+        let marks = |t: &str| -> Vec<&Value> { lines.iter().filter(|l| l["type"] == t).collect() };
+        let (starts, ends) = (marks("run_start"), marks("run_end"));
+        assert_eq!((starts.len(), ends.len()), (3, 3), "{lines:?}");
+        let phases: Vec<&str> = starts.iter().map(|s| s["phase"].as_str().unwrap()).collect();
+        assert_eq!(phases, ["warmup", "measured", "measured"]);
+        let done = &marks("done")[0]["outcome"];
+        for (i, (s, e)) in starts.iter().zip(&ends).enumerate() {
+            assert_eq!((s["run"].as_u64(), e["run"].as_u64()), (Some(i as u64), Some(i as u64)));
+            let (t0, t1) = (s["t_ns"].as_u64().unwrap(), e["t_ns"].as_u64().unwrap());
+            assert!(before < t0 && t0 < t1 && t1 < after, "{before} {t0} {t1} {after}");
+            if i > 0 {
+                let ms = done["runs"][i - 1]["ms"].as_f64().unwrap();
+                assert!(((t1 - t0) as f64 / 1e6 - ms).abs() < 0.01, "{t0} {t1} {ms}");
+                let samples = done["runs"][i - 1]["latency_ns"].as_array().unwrap().len();
+                assert_eq!(samples, 2 * 10_000_usize.div_ceil(64), "every 64th of each producer");
+            }
+        }
+    }
+
+    /// The plain loops count what they were sent and report each measured run.
+    #[test]
+    fn plain_loops_run_each_original() {
+        for v in ["jvm-lbq", "jvm-disruptor"] {
+            let runs = run_plain(&cell(v, 2, 20_000)).expect("the plain loop runs");
+            assert_eq!(runs.len(), 2, "{v}");
+            assert!(runs.iter().all(|r| r.ms > 0.0 && r.msgs_per_sec > 0.0), "{v}: {runs:?}");
+        }
+        assert!(run_plain(&cell("locked", 1, 10)).unwrap_err().contains("valid: jvm-lbq"));
+    }
 }

@@ -109,8 +109,8 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "jvm-disruptor",
-        description: "the JVM original: LMAX Disruptor 3.4, the wait strategy matching --wait, \
-                      tools/jvm/Bus.java",
+        description: "the JVM original: LMAX Disruptor 3.4, the wait strategy named as --wait \
+                      (blocking: BlockingWaitStrategy, as seed 001), tools/jvm/Bus.java",
         ours: false,
         takes_wait: true,
         unavailable: None,

@@ -1,7 +1,7 @@
 //! `disruptor-vs-lbq`'s analysis: each row's typed detail ([`HandoffDetail`]) from its
 //! forks and passes, then the tables, charts, Why section, files, notes and method.
 
-use super::{allocators, inrun, tables, why, DisruptorVsLbq, DvlArgs};
+use super::{allocators, collectors, inrun, tables, why, DisruptorVsLbq, DvlArgs};
 use crate::experiment::{CellRecord, Finished};
 use crate::measure::harness::{self, CellOutput};
 use crate::measure::variants::is_jvm;
@@ -37,6 +37,7 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     out.tables.extend(inrun::cost_table(out));
     out.tables.extend(super::calibration::table(out));
     out.tables.extend(allocators::table(out));
+    out.tables.extend(collectors::table(out));
     if let Some(al) = run_allocators(run) {
         out.environment.timed_allocator = allocators::environment_text(&al);
     }
@@ -98,20 +99,61 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
             jvm["flags"],
             j.disruptor_version.as_deref().unwrap_or("–")
         ));
-        out.method.push(format!(
-            "JVM originals (tools/jvm/Bus.java) run as forks like the Rust rows: a new \
-             LinkedBlockingQueue or Disruptor per run, {} JIT warm-up pass(es) of \
-             min(messages, 1M) before the warm-up runs, the same messages, split and \
-             checksum as the Rust harness. Pairs compared: locked ↔ jvm-lbq (both {}), \
-             ring ↔ jvm-disruptor with ProducerType.SINGLE at P=1 (the Rust ring's \
-             single-producer sequencer) and MULTI above, Rust {} ↔ JVM {}.",
-            a.jit_warmup,
-            a.capacity.map_or("unbounded".to_string(), |c| format!("bounded at {c}")),
-            a.wait,
-            j.wait,
-        ));
+        out.method.push(jvm_method_line(a, out));
     }
     out.method.extend(sampling_lines(run, a.sample_every));
+}
+
+/// How the JVM originals ran: pairing, message form, collectors.
+fn jvm_method_line(a: &DvlArgs, out: &Results) -> String {
+    let mut waits: Vec<String> = Vec::new();
+    let mut gcs: Vec<String> = Vec::new();
+    for d in out.results.iter().filter_map(|x| x.typed_detail::<HandoffDetail>()?.jvm) {
+        if let Some(w) = d.wait_strategy.filter(|w| !waits.contains(w)) {
+            waits.push(w);
+        }
+        if !gcs.contains(&d.gc) {
+            gcs.push(d.gc);
+        }
+    }
+    let flags = out.config["plan"]["jvm_gcs"].as_array().cloned().unwrap_or_default();
+    let flags: Vec<String> = flags
+        .iter()
+        .map(|g| {
+            format!(
+                "{} = `{}`",
+                g["name"].as_str().unwrap_or("?"),
+                g["flags"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    format!(
+        "JVM originals (tools/jvm/Bus.java) run as forks like the Rust rows: a new \
+         LinkedBlockingQueue or Disruptor per run, {} JIT warm-up pass(es) of min(messages, \
+         1M) before the warm-up runs, the same messages, split and checksum as the Rust \
+         harness (Bus's expected checksum is checked against the Rust one), latency stamped \
+         with System.nanoTime (CLOCK_MONOTONIC) every {} messages per producer as the Rust \
+         rows are. Message: {}. Pairs compared: locked ↔ jvm-lbq (both {}), ring ↔ \
+         jvm-disruptor with ProducerType.SINGLE at P=1 (the Rust ring's single-producer \
+         sequencer) and MULTI above, Rust {} ↔ JVM {}{}. Collector(s): {}.",
+        a.jit_warmup,
+        a.sample_every,
+        match a.jvm_message.name() {
+            "inline" =>
+                "inline (the payload as long fields: jvm-lbq allocates one object a \
+                         message besides its node, jvm-disruptor none)",
+            _ => "byte-array (a byte[] per message besides the message object)",
+        },
+        a.capacity.map_or("unbounded".to_string(), |c| format!("bounded at {c}")),
+        a.wait,
+        if waits.is_empty() { "–".to_string() } else { waits.join(", ") },
+        if a.jvm_wait == "matching" {
+            " (seed 001's pairing; --jvm-wait lite-blocking runs LiteBlockingWaitStrategy)"
+        } else {
+            " (chosen with --jvm-wait)"
+        },
+        flags.join("; "),
+    )
 }
 
 /// A line per comparison (the traced twins' left to their table); the ring against the
@@ -222,8 +264,15 @@ pub struct JvmDetail {
     pub disruptor_version: Option<String>,
     /// `single` or `multi`.
     pub producer_type: String,
-    /// The JVM Disruptor's wait strategy.
+    /// The JVM Disruptor's wait strategy (Bus's `--wait` name).
     pub wait: String,
+    /// Its `WaitStrategy` class (`BlockingWaitStrategy`, `LiteBlockingWaitStrategy`, ...);
+    /// absent for jvm-lbq.
+    pub wait_strategy: Option<String>,
+    /// The message form: `inline` (payload as long fields) or `byte-array`.
+    pub message: String,
+    /// The collector setting (`--jvm-gc`'s name: `g1`, `parallel`, ...).
+    pub gc: String,
     /// JIT warm-up passes before the warm-up runs.
     pub jit_warmup_passes: u64,
     /// Bytes allocated per message (ThreadMXBean), the median over runs.
@@ -482,6 +531,9 @@ fn jvm_of(outs: &[&CellOutput]) -> Option<JvmDetail> {
         disruptor_version: first.disruptor_version.clone(),
         producer_type: first.producer_type.clone(),
         wait: first.wait.clone(),
+        wait_strategy: first.wait_strategy.clone(),
+        message: first.message.clone(),
+        gc: first.gc.clone(),
         jit_warmup_passes: first.jit_warmup_passes,
         allocated_bytes_per_message: med(all(|j| j.allocated_bytes_per_message.clone())),
         gc_ms_per_run: med(all(|j| j.gc_ms.clone())),

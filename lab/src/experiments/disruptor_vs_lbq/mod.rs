@@ -8,6 +8,7 @@
 mod allocators;
 mod analyse;
 mod calibration;
+mod collectors;
 mod inrun;
 mod plan;
 mod tables;
@@ -132,13 +133,27 @@ pub struct DvlArgs {
     /// until they add up to this many ms (0: never).
     #[arg(long, value_parser = size, default_value = "900")]
     pub spread_fork_ms: u64,
-    /// JVM flags of the jvm-* rows (one string, as `java` takes them).
-    #[arg(long, default_value = crate::measure::jvm::DEFAULT_FLAGS, allow_hyphen_values = true)]
+    /// Extra JVM flags of the jvm-* rows (one string, as `java` takes them), after the
+    /// collector's (--jvm-gc) flags, so a later -Xms/-Xmx here wins; a collector flag
+    /// (-XX:+Use…GC) is refused: choose the collector with --jvm-gc.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub jvm_flags: String,
-    /// The jvm-disruptor's wait strategy: `matching` pairs each Rust strategy with its JVM
-    /// counterpart (blocking → lite-blocking), or one of the JVM's strategies below.
+    /// The jvm-disruptor's wait strategy: `matching` runs the JVM strategy of the same name
+    /// as --wait (blocking → BlockingWaitStrategy, as seed 001 ran), or one of the JVM's
+    /// strategies below (lite-blocking → LiteBlockingWaitStrategy).
     #[arg(long, default_value = "matching", value_parser = ["matching", "blocking", "lite-blocking", "sleeping", "yielding", "busy-spin"])]
     pub jvm_wait: String,
+    /// The JVM message: `inline` carries the payload as long fields of the message, as the
+    /// Rust message carries its bytes (jvm-lbq: one object a message besides the queue's
+    /// node; jvm-disruptor: none); `byte-array` adds a byte[] per message (labelled so).
+    #[arg(long, value_enum, default_value = "inline")]
+    pub jvm_message: JvmMessageArg,
+    /// The JVM rows' collector, a dimension like --allocator: a comma list of the names
+    /// below, or `all` (rows `jvm-lbq@parallel`, ...; a table compares them with the
+    /// default). Sized settings fix the heap at twice the run's messages (-Xms = -Xmx,
+    /// -XX:+AlwaysPreTouch); tools/jvm/README.md has why the default is the default.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = crate::measure::jvm::DEFAULT_GC)]
+    pub jvm_gc: Vec<collectors::JvmGcArg>,
     /// JIT warm-up passes (of min(messages, 1M) messages each) in every JVM fork before its
     /// runs.
     #[arg(long, value_parser = size, default_value = "2")]
@@ -157,6 +172,26 @@ pub struct DvlArgs {
 }
 
 use allocators::AllocatorArg;
+
+/// One value of `--jvm-message`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JvmMessageArg {
+    /// The payload as long fields of the message.
+    Inline,
+    /// The payload in a byte[] of its own.
+    ByteArray,
+}
+
+impl JvmMessageArg {
+    /// Bus's `--message` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            JvmMessageArg::Inline => "inline",
+            JvmMessageArg::ByteArray => "byte-array",
+        }
+    }
+}
 
 impl Outcome for CellOutput {
     fn measured(&self) -> Vec<Measured> {

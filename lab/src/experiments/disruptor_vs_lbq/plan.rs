@@ -1,7 +1,7 @@
 //! `disruptor-vs-lbq`'s plan: its options checked, the cells (variant × wait × allocator
 //! × P), the baseline and the pairs its ratios are taken of.
 
-use super::{allocators, inrun, DvlArgs, DEFAULT_HEAP_MESSAGES};
+use super::{allocators, collectors, inrun, DvlArgs, DEFAULT_HEAP_MESSAGES};
 use crate::experiment::{CellPlan, Plan, Shared, Switch};
 use crate::measure::harness::CellSpec;
 use crate::measure::variants::{self, is_jvm, WAITS};
@@ -96,6 +96,8 @@ struct Settings<'a> {
     reference: &'static str,
     /// The compiled JVM classes, when a JVM variant runs.
     classes: Option<String>,
+    /// The JVM rows' collector settings (`--jvm-gc`), each with its flags.
+    gcs: Vec<(&'static str, String)>,
 }
 
 /// Checks the options, chooses the variants (their notes into `notes`), and resolves the
@@ -135,6 +137,7 @@ fn settings<'a>(
     } else {
         None
     };
+    let gcs = jvm_gcs(a)?;
     let s = Settings {
         a,
         shared,
@@ -146,17 +149,37 @@ fn settings<'a>(
         several,
         reference,
         classes,
+        gcs,
     };
     Ok((s, chosen))
 }
 
-/// What one cell runs: variant `v` with wait `w` on allocator `al`, `p` producers,
-/// `pairs` sampled/unsampled pairs per fork.
+/// The collector settings of `--jvm-gc` with their flags (the collector's, then
+/// `--jvm-flags`), the heap sized for this run's messages.
+fn jvm_gcs(a: &DvlArgs) -> Result<Vec<(&'static str, String)>, String> {
+    use crate::measure::jvm;
+    if let Some(why) = jvm::check_extra_flags(&a.jvm_flags) {
+        return Err(why);
+    }
+    let message = a.jvm_message.name();
+    let heap = jvm::heap_bytes(a.messages, a.ring_size, a.payload, message, jvm::heap_cap());
+    Ok(collectors::expand(&a.jvm_gc)
+        .into_iter()
+        .map(|g| {
+            let flags = jvm::gc_flags(g, heap).expect("every --jvm-gc name has flags");
+            (g, format!("{flags} {}", a.jvm_flags).trim().to_string())
+        })
+        .collect())
+}
+
+/// What one cell runs: variant `v` with wait `w` on allocator `al` (a Rust row) or
+/// collector setting `gc` (a JVM row), `p` producers, `pairs` sampled/unsampled pairs per
+/// fork.
 fn spec(
     s: &Settings<'_>,
     v: &str,
     w: &Option<String>,
-    al: Option<&str>,
+    (al, gc): (Option<&str>, Option<&(&'static str, String)>),
     p: usize,
     pairs: usize,
 ) -> CellSpec {
@@ -180,10 +203,12 @@ fn spec(
         min_measure_ms: a.min_fork_ms as f64,
         spread_measure_ms: a.spread_fork_ms as f64,
         in_run_trace: None,
-        jvm: s.classes.as_ref().filter(|_| is_jvm(v)).map(|c| {
+        jvm: s.classes.as_ref().zip(gc).filter(|_| is_jvm(v)).map(|(c, (gc, flags))| {
             crate::measure::harness::JvmSettings {
                 classes: c.clone(),
-                flags: a.jvm_flags.clone(),
+                flags: flags.clone(),
+                message: a.jvm_message.name().to_string(),
+                gc: gc.to_string(),
                 wait: match a.jvm_wait.as_str() {
                     "matching" => {
                         crate::measure::jvm::matching_wait(w.as_deref().unwrap_or("blocking"))
@@ -211,13 +236,25 @@ fn cells(s: &Settings<'_>, chosen: &[String]) -> Vec<CellPlan<CellSpec>> {
             let takes_wait = variants::find(v).is_some_and(|i| i.takes_wait);
             let ws: Vec<Option<String>> =
                 if takes_wait { s.waits.iter().cloned().map(Some).collect() } else { vec![None] };
-            // The JVM rows run on the JVM's own allocator: one row each.
-            let als: Vec<Option<&str>> =
-                if is_jvm(v) { vec![None] } else { s.allocs.iter().copied().map(Some).collect() };
-            for (w, al) in ws.iter().flat_map(|w| als.iter().map(move |al| (w.clone(), *al))) {
-                let mut label = match &w {
-                    Some(w) if s.waits.len() > 1 => format!("{v}[{w}]"),
-                    _ => v.clone(),
+            // The JVM rows run on the JVM's own allocator, one row per collector; the Rust
+            // rows one per allocator.
+            type Dim<'b> = (Option<&'static str>, Option<&'b (&'static str, String)>);
+            let dims: Vec<Dim<'_>> = if is_jvm(v) {
+                s.gcs.iter().map(|g| (None, Some(g))).collect()
+            } else {
+                s.allocs.iter().map(|al| (Some(*al), None)).collect()
+            };
+            for (w, (al, gc)) in ws.iter().flat_map(|w| dims.iter().map(move |d| (w.clone(), *d))) {
+                let several_gcs = s.gcs.len() > 1;
+                let wait = w.as_deref().filter(|_| s.waits.len() > 1);
+                let mut label = match gc {
+                    Some((g, _)) => collectors::label(
+                        v,
+                        wait,
+                        a.jvm_message.name(),
+                        Some(*g).filter(|_| several_gcs),
+                    ),
+                    None => wait.map_or(v.clone(), |w| format!("{v}[{w}]")),
                 };
                 if let (Some(al), true) = (al, several) {
                     label = format!("{label}@{al}");
@@ -226,20 +263,25 @@ fn cells(s: &Settings<'_>, chosen: &[String]) -> Vec<CellPlan<CellSpec>> {
                 // what latency sampling costs, over as many forks as there are rounds.
                 let pairs = usize::from(v == "ring" && first_ring && a.sample_every > 0);
                 first_ring &= pairs == 0;
-                let mut c = CellPlan::new(spec(s, v, &w, al, p, pairs), label, format!("P={p}"))
-                    .key("variant", v.as_str())
-                    .key("producers", p);
+                let mut c =
+                    CellPlan::new(spec(s, v, &w, (al, gc), p, pairs), label, format!("P={p}"))
+                        .key("variant", v.as_str())
+                        .key("producers", p);
                 if let Some(w) = &w {
                     c = c.key("wait", w.as_str());
                 }
                 if let (Some(al), true) = (al, several) {
                     c = c.key("allocator", al);
                 }
+                if let (Some((g, _)), true) = (gc, several_gcs) {
+                    c = c.key("jvm_gc", *g);
+                }
                 c.binary = al.and_then(allocators::binary);
                 // dhat counts the same allocations under every allocator: one heap pass
                 // (the reference allocator's) per variant and P is enough.
                 c.heap &= al.is_none_or(|al| al == s.reference);
-                c.file_stem = format!("{}-p{p}", c.file_stem.replace('@', "-"));
+                c.file_stem =
+                    format!("{}-p{p}", c.file_stem.replace('@', "-").replace(['(', ')'], ""));
                 c.threads = p + 1;
                 // The JVM's own instruments stand for the heap pass; no Rust recorder
                 // can listen to it.
@@ -283,10 +325,16 @@ fn baselines(s: &Settings<'_>, labels: &[&str]) -> Result<Baselines, String> {
         (Some(baseline.clone()), baseline, Vec::new())
     };
     // Each port against its JVM original, label by label (ring[w] ↔ jvm-disruptor[w],
-    // ring@mimalloc ↔ jvm-disruptor).
+    // ring@mimalloc ↔ jvm-disruptor, locked ↔ jvm-lbq@g1 under the reference collector
+    // when several ran).
+    let gc_names: Vec<&str> = s.gcs.iter().map(|g| g.0).collect();
+    let gc = (gc_names.len() > 1).then(|| collectors::reference(&gc_names));
     for (port, orig) in [("locked", "jvm-lbq"), ("ring", "jvm-disruptor")] {
         for l in labels.iter().filter(|l| l.split(['[', '@']).next() == Some(port)) {
-            let o = allocators::split_label(l).0.replacen(port, orig, 1);
+            let stem = allocators::split_label(l).0;
+            let wait = stem.strip_prefix(port).and_then(|r| r.strip_prefix('['));
+            let wait = wait.and_then(|r| r.strip_suffix(']'));
+            let o = collectors::label(orig, wait, a.jvm_message.name(), gc);
             if labels.contains(&o.as_str()) && !pairs.contains(&(l.to_string(), o.clone())) {
                 pairs.push((l.to_string(), o));
             }
@@ -320,7 +368,10 @@ pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, Strin
         config: json!({"variants": chosen, "waits": s.waits, "heap_messages": s.heap_messages,
                        "trace_messages": s.trace_messages, "baseline": baseline_name,
                        "baseline_per_allocator": per_allocator,
-                       "allocators": s.allocs}),
+                       "allocators": s.allocs,
+                       "jvm_gcs": s.gcs.iter().map(|g| json!({"name": g.0, "flags": g.1}))
+                           .collect::<Vec<_>>(),
+                       "jvm_message": a.jvm_message.name()}),
         input_size: a.messages,
         notes,
     };

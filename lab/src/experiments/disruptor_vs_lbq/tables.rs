@@ -14,7 +14,7 @@ fn detail(x: &Row) -> HandoffDetail {
 pub(super) fn jvm_table(r: &Results) -> Option<Table> {
     let mut t = Table::new(
         "JVM rows: bytes allocated per message (ThreadMXBean) and GC per run (GC beans), medians over runs",
-        &["variant", "P", "producer type", "wait strategy", "bytes/msg", "GCs/run", "GC ms/run", "JIT passes"],
+        &["variant", "P", "producer type", "wait strategy", "message", "collector", "bytes/msg", "GCs/run", "GC ms/run", "JIT passes"],
     );
     for x in &r.results {
         let Some(j) = detail(x).jvm else { continue };
@@ -23,7 +23,9 @@ pub(super) fn jvm_table(r: &Results) -> Option<Table> {
             x.label.clone(),
             x.key_u64("producers").map_or("–".into(), |p| p.to_string()),
             j.producer_type.to_uppercase(),
-            j.wait.clone(),
+            j.wait_strategy.clone().unwrap_or_else(|| "–".into()),
+            j.message.clone(),
+            j.gc.clone(),
             f(j.allocated_bytes_per_message, 1),
             f(j.gc_count_per_run, 1),
             f(j.gc_ms_per_run, 1),
@@ -32,7 +34,11 @@ pub(super) fn jvm_table(r: &Results) -> Option<Table> {
     }
     t.note = Some(
         "As seed 000 asks of JVM memory: bytes allocated as the JVM counts them, and GC \
-         time, not totalMemory. The Rust rows' heap evidence is dhat's (the Heap table)."
+         time, not totalMemory. The Rust rows' heap evidence is dhat's (the Heap table). \
+         Wait strategy: the JVM Disruptor's class (under Rust blocking, \
+         BlockingWaitStrategy as seed 001 ran, unless --jvm-wait says otherwise). Message: \
+         inline (payload as long fields) or byte-array (a byte[] per message). Collector: \
+         the --jvm-gc setting (flags in the Method section)."
             .into(),
     );
     // The JVM originals' own evidence is shown beside the headline tables when they ran.

@@ -1,0 +1,143 @@
+// Bus --plain: each JVM original in the plainest loop its own API allows, as a user of the
+// library would write it, to calibrate Bus's measured runs against (jvm-lbq against
+// jvm-lbq/own-loop): no per-message checks, no latency stamps, no per-thread accounting,
+// no protocol lines while it runs; only the consumer's final count is checked. The same
+// message as Bus (Bus.form: the lab's message, inline or byte-array, payload filled), the
+// same split over producers, a new queue or Disruptor per run, the clock from the start
+// gate to the consumer's last message.
+
+import com.lmax.disruptor.EventHandler;
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.dsl.Disruptor;
+import com.lmax.disruptor.dsl.ProducerType;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.function.Supplier;
+
+final class Plain {
+    private Plain() { }
+
+    /** JIT passes, W warm-up runs, R runs; one done line: {"plain":true,"runs":[{ms,...}]}. */
+    static void main(Bus.Config c, Protocol proto) {
+        try {
+            long jitN = Math.min(c.messages, 1_000_000L);
+            for (int k = 0; k < c.jitWarmup; k++) run(c, jitN);
+            List<String> runs = new ArrayList<>();
+            for (int w = 0; w < c.warmup + c.runs; w++) {
+                double ms = run(c, c.messages);
+                System.err.printf(Locale.ROOT, "plain %s %d: %.1f ms, %.2f M msgs/s%n",
+                    w < c.warmup ? "warm-up" : "run", w < c.warmup ? w : w - c.warmup, ms, c.messages / ms / 1e3);
+                if (w >= c.warmup) {
+                    runs.add("{\"ms\":" + Protocol.num(ms) + ",\"msgs_per_sec\":"
+                        + Protocol.num(c.messages / (ms / 1e3)) + "}");
+                }
+            }
+            proto.done("{\"plain\":true,\"impl\":" + Protocol.str(c.impl) + ",\"producers\":"
+                + c.producers + ",\"messages\":" + c.messages + ",\"message\":"
+                + Protocol.str(c.message) + ",\"wait\":" + Protocol.str(c.wait)
+                + ",\"runs\":[" + String.join(",", runs) + "]}");
+            System.exit(0);
+        } catch (Throwable t) {
+            System.err.println("Bus --plain: failed: " + t);
+            t.printStackTrace(System.err);
+            proto.failed(t.toString());
+            System.exit(3);
+        }
+    }
+
+    /** One run, ms; throws when the consumer's count is not N. */
+    static double run(Bus.Config c, long n) throws Exception {
+        final long[] per = Bus.spread(n, c.producers);
+        final Supplier<Bus.Msg> form = Bus.form(c.message, c.payload);
+        final CountDownLatch ready = new CountDownLatch(c.producers + 1);
+        final CountDownLatch gate = new CountDownLatch(1);
+        final CountDownLatch done = new CountDownLatch(1);
+        final long[] end = new long[1];
+        final long[] got = new long[1];
+        Thread[] producers = new Thread[c.producers];
+        Runnable stop = null;
+        if (c.impl.equals("lbq")) {
+            final LinkedBlockingQueue<Bus.Msg> q = new LinkedBlockingQueue<>(c.capacity);
+            for (int i = 0; i < c.producers; i++) {
+                final int id = i;
+                producers[i] = new Thread(() -> {
+                    try {
+                        ready.countDown();
+                        gate.await();
+                        for (long seq = 0; seq < per[id]; seq++) {
+                            Bus.Msg m = form.get();
+                            m.set(id, seq, 0);
+                            q.put(m);
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }, "producer-" + i);
+            }
+            Thread consumer = new Thread(() -> {
+                try {
+                    ready.countDown();
+                    gate.await();
+                    long k = 0;
+                    for (; k < n; k++) q.take();
+                    end[0] = System.nanoTime();
+                    got[0] = k;
+                    done.countDown();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "consumer");
+            consumer.start();
+        } else {
+            final Disruptor<Bus.Msg> d = new Disruptor<>(form::get, c.ringSize, (ThreadFactory) r -> new Thread(r, "consumer"),
+                c.producerType.equals("single") ? ProducerType.SINGLE : ProducerType.MULTI,
+                Bus.waitStrategy(c.wait));
+            d.handleEventsWith(new EventHandler<Bus.Msg>() {
+                long k;
+                @Override public void onEvent(Bus.Msg e, long sequence, boolean endOfBatch) {
+                    if (++k == n) {
+                        end[0] = System.nanoTime();
+                        got[0] = k;
+                        done.countDown();
+                    }
+                }
+            });
+            final RingBuffer<Bus.Msg> rb = d.start();
+            ready.countDown(); // the processor thread starts with the Disruptor
+            for (int i = 0; i < c.producers; i++) {
+                final int id = i;
+                producers[i] = new Thread(() -> {
+                    try {
+                        ready.countDown();
+                        gate.await();
+                        for (long seq = 0; seq < per[id]; seq++) {
+                            long slot = rb.next();
+                            try {
+                                rb.get(slot).set(id, seq, 0);
+                            } finally {
+                                rb.publish(slot);
+                            }
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }, "producer-" + i);
+            }
+            stop = d::shutdown;
+        }
+        for (Thread t : producers) t.start();
+        ready.await();
+        long t0 = System.nanoTime();
+        gate.countDown();
+        done.await();
+        for (Thread t : producers) t.join();
+        if (stop != null) stop.run();
+        if (got[0] != n) throw new IllegalStateException("the consumer counted " + got[0] + " of " + n);
+        return (end[0] - t0) / 1e6;
+    }
+}
