@@ -302,15 +302,25 @@ mod barrier {
 ///   [`notify_room`](WaitStrategy::notify_room) does nothing (Java's consumers signal
 ///   nobody).
 ///
+/// `signalAll` on a `Condition` whose queue is empty does nothing (AQS's `ConditionObject`
+/// looks at its first waiter, under the lock), whereas std's `Condvar::notify_all` makes a
+/// `futex` wake call every time. So that the port pays what Java pays, the mutex guards
+/// the number of threads in `cond.wait` (the length of Java's condition queue) and
+/// `notify` calls `notify_all` only when it is not zero; the lock is still taken on every
+/// publish. (Calling `notify_all` every time cost the port a system call per message:
+/// figures in docs/design-figures.md.)
+///
 /// No lost wake-up: a notifier makes its change (a `Release` store), then takes the lock.
-/// A waiter checks under the lock and stays under it until `cond.wait` releases it
-/// atomically. If the notifier's critical section comes first, the waiter's check (after
-/// its lock, `Acquire`) sees the change; if the waiter's comes first, the notifier's
-/// `notify_all` finds it waiting. Java's `dependentSequence` spin, which follows the wait,
-/// is for handlers behind other handlers; the ring's consumers all follow the cursor.
+/// A waiter checks under the lock, counts itself and stays under it until `cond.wait`
+/// releases it atomically. If the notifier's critical section comes first, the waiter's
+/// check (after its lock, `Acquire`) sees the change; if the waiter's comes first, the
+/// notifier sees the count and its `notify_all` finds the waiter waiting. Java's
+/// `dependentSequence` spin, which follows the wait, is for handlers behind other
+/// handlers; the ring's consumers all follow the cursor.
 #[derive(Debug, Default)]
 pub struct JavaBlocking {
-    lock: Mutex<()>,
+    /// Threads inside `cond.wait`; changed and read only under this lock.
+    waiting: Mutex<u32>,
     cond: Condvar,
 }
 
@@ -324,12 +334,14 @@ impl WaitStrategy for JavaBlocking {
         if let Some(r) = check() {
             return r;
         }
-        let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             if let Some(r) = check() {
                 return r;
             }
-            guard = self.cond.wait(guard).unwrap_or_else(|p| p.into_inner());
+            *waiting += 1;
+            waiting = self.cond.wait(waiting).unwrap_or_else(|p| p.into_inner());
+            *waiting -= 1;
         }
     }
 
@@ -345,8 +357,10 @@ impl WaitStrategy for JavaBlocking {
 
     #[inline]
     fn notify(&self) {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.cond.notify_all();
+        let waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        if *waiting > 0 {
+            self.cond.notify_all();
+        }
     }
 
     #[inline(always)]

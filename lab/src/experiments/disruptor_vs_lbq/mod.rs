@@ -95,7 +95,8 @@ pub struct DvlArgs {
     #[arg(long)]
     pub baseline: Option<String>,
     /// Ring wait strategies (the ring and jvm-disruptor rows; one row each): a comma list
-    /// of the names below, or `all`.
+    /// of the names below, or `all`. With `blocking,java-blocking` each ring row is also
+    /// paired with `ring[java-blocking]`: the ring's own waiting against Java's, ported.
     #[arg(long, default_value = "blocking",
           value_parser = Choices::new(choices::wait_list, choices::waits_and_all))]
     pub wait: String,
@@ -135,7 +136,8 @@ pub struct DvlArgs {
     #[arg(long, default_value = crate::measure::jvm::DEFAULT_FLAGS, allow_hyphen_values = true)]
     pub jvm_flags: String,
     /// The jvm-disruptor's wait strategy: `matching` pairs each Rust strategy with its JVM
-    /// counterpart (blocking → lite-blocking), or one of the JVM's strategies below.
+    /// counterpart (blocking → lite-blocking, java-blocking → blocking), or one of the JVM's
+    /// strategies below.
     #[arg(long, default_value = "matching", value_parser = ["matching", "blocking", "lite-blocking", "sleeping", "yielding", "busy-spin"])]
     pub jvm_wait: String,
     /// JIT warm-up passes (of min(messages, 1M) messages each) in every JVM fork before its
