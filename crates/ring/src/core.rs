@@ -574,7 +574,7 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
     #[inline]
     pub(crate) fn release(&self, i: usize, next: u64) {
         self.gates[i].store(next, Ordering::Release);
-        self.space.notify();
+        self.space.notify_room();
     }
 
     /// Slow path of a claim: waits until `last < min_gate + size`; returns the new limit.
@@ -709,7 +709,7 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
     pub(crate) fn mark_gone(&self) {
         self.status.state.fetch_or(ST_GONE, Ordering::AcqRel);
         self.seq.refuse_claims();
-        self.space.notify();
+        self.space.notify_room();
         self.data.notify();
     }
 

@@ -55,7 +55,10 @@
 //!   fence on the publish path instead of a `SeqCst` fence per publish. As in Java,
 //!   a producer in a full ring does not use [`Sleeping`]/[`Yielding`]/[`BusySpin`]: it
 //!   spins briefly, then parks for short spells (yields, in rings under 16Ki); with
-//!   [`Blocking`] it sleeps on the condition variable.
+//!   [`Blocking`] it sleeps on the condition variable. [`JavaBlocking`] is Java's
+//!   `BlockingWaitStrategy` without these departures (lock and signal on every publish, no
+//!   spin, producers in a full ring `parkNanos(1)` in a loop), so that the lab can measure
+//!   the port with Java's waiting beside the port with its own.
 //!
 //! # Guarantees
 //! * No allocation per message after construction (checked with dhat in
@@ -85,7 +88,9 @@ pub mod wait;
 
 pub use adapter::{RingHandoff, RingReceiver, RingSender};
 pub use disruptor::{Builder, MultiProducer, Processors, PublishError, Report, SingleProducer};
-pub use wait::{Blocking, BusySpin, Sleeping, UnknownWaitKind, WaitKind, WaitStrategy, Yielding};
+pub use wait::{
+    Blocking, BusySpin, JavaBlocking, Sleeping, UnknownWaitKind, WaitKind, WaitStrategy, Yielding,
+};
 
 use std::fmt;
 

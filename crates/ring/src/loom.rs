@@ -56,6 +56,14 @@ mod imp {
         std::thread::sleep(std::time::Duration::from_micros(100));
     }
 
+    /// Java's `LockSupport.parkNanos(1)`, the Disruptor sequencers' wait for room: a timed
+    /// sleep of 1 ns. Both are a timed kernel wait, so both end after the thread's timer
+    /// slack (50 µs by default on Linux) rather than after 1 ns.
+    #[inline]
+    pub(crate) fn park_nanos_1() {
+        std::thread::sleep(std::time::Duration::from_nanos(1));
+    }
+
     /// Asks the CPU to fetch the cache line at `p` for writing (x86-64 `prefetchw`): a
     /// hint, a no-op elsewhere and under Miri.
     #[inline(always)]
@@ -97,6 +105,10 @@ mod imp {
     }
 
     pub(crate) fn park_for_room() {
+        loom::thread::yield_now();
+    }
+
+    pub(crate) fn park_nanos_1() {
         loom::thread::yield_now();
     }
 

@@ -1,18 +1,25 @@
 //! Wait strategies: how a consumer waits for data and a producer waits for room.
 //!
-//! The four strategies of the LMAX Disruptor (`com.lmax.disruptor.*WaitStrategy`). The ring
-//! is generic over [`WaitStrategy`], so the hot loops are monomorphised per strategy;
-//! [`WaitKind`] names them for run-time selection (the lab's `--wait` option).
+//! The four strategies of the LMAX Disruptor (`com.lmax.disruptor.*WaitStrategy`), plus
+//! [`JavaBlocking`], a literal port of Java's `BlockingWaitStrategy` kept beside the
+//! ring's own [`Blocking`] so that the lab can tell what the port gains from the language
+//! (the same algorithm in both languages) from what it gains from waiting differently
+//! ([`Blocking`] against [`JavaBlocking`] in the same run). The ring is generic over
+//! [`WaitStrategy`], so the hot loops are monomorphised per strategy; [`WaitKind`] names
+//! them for run-time selection (the lab's `--wait` option).
 //!
 //! A ring holds two instances: one the consumer waits on for data (producers
 //! [`notify`](WaitStrategy::notify) it after publishing) and one producers wait on for room
-//! (the consumer notifies it after each batch). Only [`Blocking`] does anything in
-//! `notify`; the others poll. Producers waiting for room do not use the other strategies'
-//! waits: they spin briefly, then park for short spells, as Java's sequencers do (see
-//! [`WaitStrategy::wait_for_room`]); only [`Blocking`] sleeps on its condition variable.
+//! (the consumer [`notify_room`](WaitStrategy::notify_room)s it after each batch). Only
+//! [`Blocking`] and [`JavaBlocking`] do anything in `notify`, and only [`Blocking`] in
+//! `notify_room`; the others poll. Producers waiting for room do not use the other
+//! strategies' waits: they spin briefly, then park for short spells, as Java's sequencers
+//! do (see [`WaitStrategy::wait_for_room`]; [`JavaBlocking`] parks exactly as Java's do);
+//! only [`Blocking`] sleeps on its condition variable.
 
 use crate::loom::{
-    park_for_room, sleep_briefly, spin_loop, yield_now, AtomicBool, Condvar, Mutex, Ordering,
+    park_for_room, park_nanos_1, sleep_briefly, spin_loop, yield_now, AtomicBool, Condvar, Mutex,
+    Ordering,
 };
 use std::fmt;
 use std::str::FromStr;
@@ -44,6 +51,15 @@ pub trait WaitStrategy: sealed::Sealed + Default + Send + Sync + fmt::Debug + 's
     /// Called after a change that may satisfy a waiter's `check` (published data, freed
     /// room, close, halt). Must follow the change in program order.
     fn notify(&self);
+
+    /// Called, instead of [`notify`](WaitStrategy::notify), after a change that may let a
+    /// producer waiting in [`wait_for_room`](WaitStrategy::wait_for_room) go on (released
+    /// slots, consumers gone). By default the same as `notify`; a strategy whose producers
+    /// poll for room (never sleep until notified) may skip it.
+    #[inline]
+    fn notify_room(&self) {
+        self.notify();
+    }
 }
 
 /// Fruitless spins of a producer waiting for room before it parks (or yields).
@@ -270,6 +286,87 @@ mod barrier {
     pub(crate) use imp::{heavy, init, light};
 }
 
+/// A literal port of the LMAX Disruptor 3.4's `BlockingWaitStrategy` (the one seed 001
+/// ran; `com/lmax/disruptor/BlockingWaitStrategy.java`, read from the Disruptor sources and
+/// checked against the bytecode of the 3.4.4 jar Bus.java runs): a `ReentrantLock` and one
+/// `Condition`, with none of [`Blocking`]'s departures.
+/// * Waiter (`waitFor`): one look without the lock; then `lock; while cursor < sequence
+///   { checkAlert; processorNotifyCondition.await } unlock`. No spin before sleeping. Here
+///   `check` stands for both the cursor test and `checkAlert` (halt, close).
+/// * Notifier (`signalAllWhenBlocking`, which `publish` calls after every publish):
+///   `lock; processorNotifyCondition.signalAll(); unlock`, whether or not anyone waits.
+/// * Producers waiting for room: the strategy is not asked. Java's `MultiProducerSequencer.
+///   next()` (and `SingleProducerSequencer.next()`) re-reads the gating sequences and calls
+///   `LockSupport.parkNanos(1)` in a loop, with no spin first and whatever the ring size;
+///   so does [`wait_for_room`](WaitStrategy::wait_for_room) here, and the consumer's
+///   [`notify_room`](WaitStrategy::notify_room) does nothing (Java's consumers signal
+///   nobody).
+///
+/// `signalAll` on a `Condition` whose queue is empty does nothing (AQS's `ConditionObject`
+/// looks at its first waiter, under the lock), whereas std's `Condvar::notify_all` makes a
+/// `futex` wake call every time. So that the port pays what Java pays, the mutex guards
+/// the number of threads in `cond.wait` (the length of Java's condition queue) and
+/// `notify` calls `notify_all` only when it is not zero; the lock is still taken on every
+/// publish. (Calling `notify_all` every time cost the port a system call per message:
+/// figures in docs/design-figures.md.)
+///
+/// No lost wake-up: a notifier makes its change (a `Release` store), then takes the lock.
+/// A waiter checks under the lock, counts itself and stays under it until `cond.wait`
+/// releases it atomically. If the notifier's critical section comes first, the waiter's
+/// check (after its lock, `Acquire`) sees the change; if the waiter's comes first, the
+/// notifier sees the count and its `notify_all` finds the waiter waiting. Java's
+/// `dependentSequence` spin, which follows the wait, is for handlers behind other
+/// handlers; the ring's consumers all follow the cursor.
+#[derive(Debug, Default)]
+pub struct JavaBlocking {
+    /// Threads inside `cond.wait`; changed and read only under this lock.
+    waiting: Mutex<u32>,
+    cond: Condvar,
+}
+
+impl sealed::Sealed for JavaBlocking {}
+
+impl WaitStrategy for JavaBlocking {
+    const KIND: WaitKind = WaitKind::JavaBlocking;
+
+    #[inline]
+    fn wait_for<R>(&self, mut check: impl FnMut() -> Option<R>) -> R {
+        if let Some(r) = check() {
+            return r;
+        }
+        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(r) = check() {
+                return r;
+            }
+            *waiting += 1;
+            waiting = self.cond.wait(waiting).unwrap_or_else(|p| p.into_inner());
+            *waiting -= 1;
+        }
+    }
+
+    #[inline]
+    fn wait_for_room<R>(&self, mut check: impl FnMut() -> Option<R>, _park: bool) -> R {
+        loop {
+            if let Some(r) = check() {
+                return r;
+            }
+            park_nanos_1();
+        }
+    }
+
+    #[inline]
+    fn notify(&self) {
+        let waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        if *waiting > 0 {
+            self.cond.notify_all();
+        }
+    }
+
+    #[inline(always)]
+    fn notify_room(&self) {}
+}
+
 /// Spin, then yield, then park briefly: `SleepingWaitStrategy` (200 tries: 100 spins,
 /// 100 yields, then `parkNanos(100)` per try). Notify is a no-op.
 #[derive(Debug, Default)]
@@ -388,20 +485,29 @@ pub enum WaitKind {
     Yielding,
     /// [`BusySpin`]
     BusySpin,
+    /// [`JavaBlocking`]
+    JavaBlocking,
 }
 
 impl WaitKind {
     /// Every strategy, in the order above.
-    pub const ALL: [WaitKind; 4] =
-        [WaitKind::Blocking, WaitKind::Sleeping, WaitKind::Yielding, WaitKind::BusySpin];
+    pub const ALL: [WaitKind; 5] = [
+        WaitKind::Blocking,
+        WaitKind::Sleeping,
+        WaitKind::Yielding,
+        WaitKind::BusySpin,
+        WaitKind::JavaBlocking,
+    ];
 
-    /// The name `FromStr` accepts: "blocking", "sleeping", "yielding", "busy-spin".
+    /// The name `FromStr` accepts: "blocking", "sleeping", "yielding", "busy-spin",
+    /// "java-blocking".
     pub const fn name(self) -> &'static str {
         match self {
             WaitKind::Blocking => "blocking",
             WaitKind::Sleeping => "sleeping",
             WaitKind::Yielding => "yielding",
             WaitKind::BusySpin => "busy-spin",
+            WaitKind::JavaBlocking => "java-blocking",
         }
     }
 }

@@ -35,3 +35,11 @@ mod busy_spin {
         cap.unwrap_or(DEFAULT_SIZE)
     ));
 }
+
+mod java_blocking {
+    use super::DEFAULT_SIZE;
+    use ring::{JavaBlocking, RingHandoff};
+    handoff::conformance_tests!(|cap: Option<usize>| RingHandoff::<JavaBlocking>::new(
+        cap.unwrap_or(DEFAULT_SIZE)
+    ));
+}

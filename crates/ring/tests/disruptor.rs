@@ -3,8 +3,8 @@
 
 use handoff::conformance::{watchdog_limit, within};
 use ring::{
-    Blocking, Builder, BusySpin, PublishError, RingError, Sleeping, WaitKind, WaitStrategy,
-    Yielding,
+    Blocking, Builder, BusySpin, JavaBlocking, PublishError, RingError, Sleeping, WaitKind,
+    WaitStrategy, Yielding,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -77,6 +77,7 @@ fn single_producer_in_order_all_strategies() {
     single_producer_in_order::<Sleeping>();
     single_producer_in_order::<Yielding>();
     single_producer_in_order::<BusySpin>();
+    single_producer_in_order::<JavaBlocking>();
 }
 
 /// What a handler saw: (count, out of order).
@@ -137,6 +138,7 @@ fn multi_producer_multicast_all_strategies() {
     multi_producer_multicast::<Sleeping>();
     multi_producer_multicast::<Yielding>();
     multi_producer_multicast::<BusySpin>();
+    multi_producer_multicast::<JavaBlocking>();
 }
 
 /// A handler that blocks until released, and says when it has started.
@@ -296,6 +298,7 @@ fn handler_panic_is_reported_and_stops_everyone() {
     handler_panic::<Sleeping>();
     handler_panic::<Yielding>();
     handler_panic::<BusySpin>();
+    handler_panic::<JavaBlocking>();
 }
 
 #[test]
@@ -364,12 +367,16 @@ fn wait_kind_names_round_trip_and_unknown_names_list_the_valid_ones() {
         assert_eq!(k.name().parse::<WaitKind>(), Ok(k));
         assert_eq!(k.to_string(), k.name());
     }
-    assert_eq!(WaitKind::ALL.len(), 4);
+    assert_eq!(WaitKind::ALL.len(), 5);
     assert_eq!(BusySpin::KIND, WaitKind::BusySpin);
+    assert_eq!(JavaBlocking::KIND, WaitKind::JavaBlocking);
+    use handoff::Handoff;
+    assert_eq!(ring::RingHandoff::<JavaBlocking>::new(8).name(), "ring-java-blocking");
     let e = "spinny".parse::<WaitKind>().unwrap_err().to_string();
     assert_eq!(
         e,
-        "unknown wait strategy \"spinny\"; valid: blocking, sleeping, yielding, busy-spin"
+        "unknown wait strategy \"spinny\"; valid: blocking, sleeping, yielding, busy-spin, \
+         java-blocking"
     );
 }
 
@@ -418,5 +425,6 @@ fn blocked_producers_wake_when_the_consumer_drops() {
         blocked_producers_wake_when_consumer_drops::<Sleeping>(p);
         blocked_producers_wake_when_consumer_drops::<Yielding>(p);
         blocked_producers_wake_when_consumer_drops::<BusySpin>(p);
+        blocked_producers_wake_when_consumer_drops::<JavaBlocking>(p);
     }
 }

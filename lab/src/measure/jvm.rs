@@ -134,10 +134,11 @@ pub fn build() -> Result<PathBuf, String> {
 }
 
 /// The JVM wait strategy paired with the Rust one: the same-named one (blocking →
-/// `BlockingWaitStrategy`, seed 001's).
+/// `BlockingWaitStrategy`, seed 001's); the ring's literal port of that strategy
+/// (java-blocking) pairs with its original.
 pub fn matching_wait(rust: &str) -> &'static str {
     match rust {
-        "blocking" => "blocking",
+        "blocking" | "java-blocking" => "blocking",
         "sleeping" => "sleeping",
         "yielding" => "yielding",
         _ => "busy-spin",

@@ -216,10 +216,20 @@ pub fn find(name: &str) -> Option<VariantInfo> {
 
 /// The wait strategies of the ring (`--wait`), in the order the ring crate lists them.
 pub const WAITS: &[(&str, &str)] = &[
-    ("blocking", "a lock and a condition variable (the seed's BlockingWaitStrategy)"),
+    (
+        "blocking",
+        "a lock and a condition variable, after a brief spin, signalled only when a waiter \
+         asked (the ring's rework of the seed's BlockingWaitStrategy; the JVM pairing: \
+         BlockingWaitStrategy, as seed 001 ran, or --jvm-wait lite-blocking)",
+    ),
     ("sleeping", "spin, then yield, then sleep (SleepingWaitStrategy)"),
     ("yielding", "spin, then yield (YieldingWaitStrategy)"),
     ("busy-spin", "spin on the sequence (BusySpinWaitStrategy)"),
+    (
+        "java-blocking",
+        "Java's BlockingWaitStrategy ported as it is: lock and signal on every publish, no \
+         spin; producers park 1 ns at a time for room (the JVM pairing: BlockingWaitStrategy)",
+    ),
 ];
 
 /// Checks a wait strategy name against the ring crate's own list.
@@ -276,6 +286,9 @@ pub fn dispatch<J: WithHandoff>(s: &Settings, job: J) -> Result<J::Out, String> 
                 WaitKind::Sleeping => job.run(RingHandoff::<ring::Sleeping>::new(s.ring_size)),
                 WaitKind::Yielding => job.run(RingHandoff::<ring::Yielding>::new(s.ring_size)),
                 WaitKind::BusySpin => job.run(RingHandoff::<ring::BusySpin>::new(s.ring_size)),
+                WaitKind::JavaBlocking => {
+                    job.run(RingHandoff::<ring::JavaBlocking>::new(s.ring_size))
+                }
             }
         }
         "reactive" => job.run(reactive::ReactiveHandoff::new(s.prefetch)),
@@ -312,6 +325,7 @@ mod tests {
         let ring: Vec<&str> = WaitKind::ALL.iter().map(|w| w.name()).collect();
         assert_eq!(ours, ring);
         assert!(check_wait("busy-spin").is_ok());
+        assert!(check_wait("java-blocking").is_ok());
         assert!(check_wait("lazy").unwrap_err().contains("valid: blocking, sleeping"));
     }
 

@@ -97,7 +97,8 @@ pub struct DvlArgs {
     #[arg(long)]
     pub baseline: Option<String>,
     /// Ring wait strategies (the ring and jvm-disruptor rows; one row each): a comma list
-    /// of the names below, or `all`.
+    /// of the names below, or `all`. With `blocking,java-blocking` each ring row is also
+    /// paired with `ring[java-blocking]`: the ring's own waiting against Java's, ported.
     #[arg(long, default_value = "blocking",
           value_parser = Choices::new(choices::wait_list, choices::waits_and_all))]
     pub wait: String,
@@ -139,8 +140,9 @@ pub struct DvlArgs {
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub jvm_flags: String,
     /// The jvm-disruptor's wait strategy: `matching` runs the JVM strategy of the same name
-    /// as --wait (blocking → BlockingWaitStrategy, as seed 001 ran), or one of the JVM's
-    /// strategies below (lite-blocking → LiteBlockingWaitStrategy).
+    /// as --wait (blocking → BlockingWaitStrategy, as seed 001 ran; java-blocking, its
+    /// literal port → BlockingWaitStrategy too), or one of the JVM's strategies below
+    /// (lite-blocking → LiteBlockingWaitStrategy).
     #[arg(long, default_value = "matching", value_parser = ["matching", "blocking", "lite-blocking", "sleeping", "yielding", "busy-spin"])]
     pub jvm_wait: String,
     /// The JVM message: `inline` carries the payload as long fields of the message, as the

@@ -340,7 +340,35 @@ fn baselines(s: &Settings<'_>, labels: &[&str]) -> Result<Baselines, String> {
             }
         }
     }
+    for pair in java_wait_pairs(labels) {
+        if !pairs.contains(&pair) {
+            pairs.push(pair);
+        }
+    }
     Ok((baseline, baseline_name, per_allocator, pairs))
+}
+
+/// With the ring under Java's own wait strategy beside the ring under others (`--wait
+/// blocking,java-blocking`): each other ring row against `ring[java-blocking]` of its
+/// allocator, the same code but for its waiting. Beside `ring[java-blocking]` against
+/// `jvm-disruptor[java-blocking]` (the same algorithm in Java), it separates what the port
+/// gains from the language from what it gains from waiting differently.
+fn java_wait_pairs(labels: &[&str]) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    for l in labels {
+        let (stem, al) = allocators::split_label(l);
+        let Some(w) = stem.strip_prefix("ring[").and_then(|x| x.strip_suffix(']')) else {
+            continue;
+        };
+        let java = match al {
+            Some(al) => format!("ring[java-blocking]@{al}"),
+            None => "ring[java-blocking]".to_string(),
+        };
+        if w != "java-blocking" && labels.contains(&java.as_str()) {
+            pairs.push((l.to_string(), java));
+        }
+    }
+    pairs
 }
 
 pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, String> {
