@@ -143,6 +143,9 @@ pub struct JvmReport {
     pub gc_count: Vec<u64>,
     /// See `allocated_bytes_per_message`.
     pub gc_ms: Vec<f64>,
+    /// The trace pass's top allocation sites (JFR's allocation samples).
+    #[serde(default)]
+    pub allocation_sites: Vec<crate::profile::jfr::AllocationSite>,
 }
 
 /// One run's outcome.

@@ -12,5 +12,6 @@
 pub mod faults;
 pub mod harness;
 pub mod jvm;
+pub mod jvm_probes;
 pub mod peers;
 pub mod variants;

@@ -9,6 +9,7 @@ mod allocators;
 mod analyse;
 mod inrun;
 mod plan;
+mod sites;
 mod tables;
 mod why;
 
