@@ -82,7 +82,9 @@ fn a_jvm_row_gets_counters_a_jfr_trace_with_gc_and_waits_and_allocation_sites() 
     // Allocation sites: the queue's nodes among them.
     let sites = j["jvm"]["allocation_sites"].as_array().expect("allocation_sites");
     assert!(
-        sites.iter().any(|s| s["class"].as_str().is_some_and(|c| c.contains("LinkedBlockingQueue"))),
+        sites
+            .iter()
+            .any(|s| s["class"].as_str().is_some_and(|c| c.contains("LinkedBlockingQueue"))),
         "{sites:?}"
     );
 

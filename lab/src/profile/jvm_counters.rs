@@ -162,7 +162,7 @@ impl JvmCounters {
     }
 
     /// Stops counting (call after the JVM exited). `measured`: the measured runs, the last
-    /// of `all_runs` marked runs; `messages`: a run's messages; `cell_messages`: every
+    /// of `all_runs` runs (warm-up first; Bus may mark all or only the measured ones); `messages`: a run's messages; `cell_messages`: every
     /// message the JVM moved, for the whole-cell fallback. One [`RunCounters`] per measured
     /// run, or one for the whole cell when Bus did not mark each run.
     pub fn finish(
@@ -187,8 +187,9 @@ impl JvmCounters {
         );
         let mut runs = std::mem::take(&mut self.runs);
         runs.sort_by_key(|r| r.0);
-        if runs.len() == all_runs && measured <= all_runs && measured > 0 {
-            return runs[all_runs - measured..]
+        // Bus marks every run (warm-up ones first) or only the measured ones.
+        if measured > 0 && (runs.len() == all_runs || runs.len() == measured) {
+            return runs[runs.len() - measured..]
                 .iter()
                 .map(|(_, a, b)| {
                     summed(a, b, messages, join([open_note.clone(), Some(seen.clone())]))
