@@ -478,7 +478,13 @@ fn add_sched_events(
         stats.slices += 1;
         let (Some(w), Some(at)) = (s.waker, s.woken_at_ns) else { continue };
         let Some(&from) = track_of.get(&w) else { continue };
-        let at = us(clock.to_trace(at).max(0));
+        let at_ns = clock.to_trace(at).max(0);
+        // A wake-up after the slice's (cut) end would be a flow back in time, which
+        // Perfetto does not bind: one a lost record paired with the wrong interval.
+        if at_ns > b2 {
+            continue;
+        }
+        let at = us(at_ns);
         let id = next_flow;
         next_flow += 1;
         let woken = name_of(s.tid);
