@@ -56,6 +56,35 @@ pub struct ChildSpec {
     pub cell: Value,
 }
 
+/// A JVM child's mark of one of its runs (tools/jvm/Protocol.java's `run_start` and
+/// `run_end` lines): `{"type":"run_start","run":i,"phase":"warmup"|"measured","t_ns":N}`,
+/// N from `System.nanoTime()` (CLOCK_MONOTONIC). Runs are numbered from 0, warm-up first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunMark {
+    /// `run_start` (true) or `run_end`.
+    pub start: bool,
+    /// The run's index.
+    pub run: u64,
+    /// The stamp, CLOCK_MONOTONIC ns.
+    pub t_ns: i64,
+}
+
+impl RunMark {
+    /// The mark a line carries, if it is one.
+    pub fn parse(line: &str) -> Option<RunMark> {
+        if !line.contains("\"run_start\"") && !line.contains("\"run_end\"") {
+            return None;
+        }
+        let v: Value = serde_json::from_str(line).ok()?;
+        let start = match v["type"].as_str()? {
+            "run_start" => true,
+            "run_end" => false,
+            _ => return None,
+        };
+        Some(RunMark { start, run: v["run"].as_u64()?, t_ns: v["t_ns"].as_i64()? })
+    }
+}
+
 /// One line a child writes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

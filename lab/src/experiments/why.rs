@@ -14,6 +14,8 @@
 //! no-reason sentences, and the allocation rule both use.
 //!
 //! Rules, each on the pair's two rows:
+//! * **gc** (JVM rows): one row spends at least 5% of its run in GC pauses and the other
+//!   under 1% (GarbageCollectorMXBean over the timed runs; a Rust row has no collector).
 //! * **allocation**: heap blocks per message (dhat, the untimed heap pass) differ by at
 //!   least 0.5.
 //! * **sleeping**: the consumer's voluntary context switches per message (getrusage in the
@@ -112,7 +114,7 @@ fn explain_pair<F>(
             "no-reason",
             format!(
                 "{head}: {} is {m:.2}× {interval} the baseline, but no rule found a \
-                 reason in the measured figures (allocations, context switches, off-CPU time, \
+                 reason in the measured figures (GC time where there is a collector, allocations, context switches, off-CPU time, \
                  counters and CPU time, per message or request, are each within their rule's threshold, \
                  or were not measured).",
                 q.variant

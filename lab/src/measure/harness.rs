@@ -95,7 +95,8 @@ pub struct CellSpec {
     /// Where the runs' threads run (`crate::machine::placement`).
     #[serde(default)]
     pub placement: crate::machine::placement::Placement,
-    /// A calibration cell of this kind (`crate::measure::calibration`): the child runs
+    /// A calibration cell of this kind (`crate::measure::calibration`, which the
+    /// experiment runs in place of [`run_spec`]): the child runs
     /// the competitor through its own API in a plain loop instead of the harness.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<String>,
@@ -162,6 +163,9 @@ pub struct JvmReport {
     pub gc_count: Vec<u64>,
     /// See `allocated_bytes_per_message`.
     pub gc_ms: Vec<f64>,
+    /// The trace pass's top allocation sites (JFR's allocation samples).
+    #[serde(default)]
+    pub allocation_sites: Vec<crate::profile::jfr::AllocationSite>,
 }
 
 /// One run's outcome.
@@ -731,9 +735,6 @@ fn more_runs_of(least: usize, min_ms: f64, spread_ms: f64, runs: &[RunResult]) -
 pub fn run_spec(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     if spec.producers == 0 || spec.messages == 0 {
         return Err("producers and messages must be at least 1".to_string());
-    }
-    if spec.calibration.is_some() {
-        return crate::measure::calibration::run(spec, ctx);
     }
     if let (Some(w), true) =
         (&spec.wait, variants::find(&spec.variant).is_some_and(|v| v.takes_wait))

@@ -181,6 +181,8 @@ struct BusOutcome {
     jvm: Value,
     #[serde(default)]
     disruptor_version: Option<String>,
+    #[serde(default)]
+    jit_warmup_messages: u64,
     warmup: Vec<BusRun>,
     runs: Vec<BusRun>,
     producer_type: String,
@@ -228,14 +230,17 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
         other => return Err(format!("not a JVM variant: {other}")),
     };
     let producer_type = if cell.producers == 1 { "single" } else { "multi" };
+    let mut probes = super::jvm_probes::Probes::prepare(&ctx.pass)?;
+    let (messages, warmup, runs) = super::jvm_probes::bus_runs(cell, &ctx.pass);
     let mut cmd = Command::new("java");
     cmd.args(j.flags.split_whitespace())
+        .args(probes.java_flags())
         .arg("-cp")
         .arg(format!("{}:{DISRUPTOR_JAR}", j.classes))
         .arg("Bus")
         .args(["--impl", imp, "--producers", &cell.producers.to_string()])
-        .args(["--messages", &cell.messages.to_string(), "--warmup", &cell.warmup.to_string()])
-        .args(["--runs", &cell.runs.to_string(), "--ring-size", &cell.ring_size.to_string()])
+        .args(["--messages", &messages.to_string(), "--warmup", &warmup.to_string()])
+        .args(["--runs", &runs.to_string(), "--ring-size", &cell.ring_size.to_string()])
         .args(["--wait", &j.wait, "--producer-type", producer_type])
         .args(["--payload", &cell.payload.to_string(), "--jit-warmup", &j.jit_warmup.to_string()])
         .args(["--message", &j.message, "--sample-every", &cell.sample_every.to_string()]);
@@ -250,15 +255,19 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
         let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
         cmd.args(["--pin", &list.join(",")]);
     }
+    probes.launching();
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| format!("cannot start java: {e}"))?;
+    let pid = child.id();
+    probes.started(pid);
     let stdout = child.stdout.take().expect("piped");
     let mut done = None;
     for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        probes.line(&line);
         match serde_json::from_str::<Message>(&line) {
             Ok(Message::Heartbeat { .. }) => ctx.heartbeat(),
             Ok(Message::Done { outcome, .. }) => done = Some(Ok(outcome)),
@@ -281,10 +290,12 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
             b.expected_checksum
         ));
     }
-    Ok(CellOutput {
+    let moved = b.jit_warmup_passes * b.jit_warmup_messages
+        + (b.warmup.len() + b.runs.len()) as u64 * messages;
+    let mut out = CellOutput {
         latency_ns: latency(&b.runs, cell.sample_every)?,
-        warmup: b.warmup.iter().map(|r| run_result(r, cell.messages)).collect(),
-        runs: b.runs.iter().map(|r| run_result(r, cell.messages)).collect(),
+        warmup: b.warmup.iter().map(|r| run_result(r, messages)).collect(),
+        runs: b.runs.iter().map(|r| run_result(r, messages)).collect(),
         per_producer: b.per_producer,
         jvm: Some(JvmReport {
             jvm: b.jvm,
@@ -302,10 +313,13 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
                 .collect(),
             gc_count: b.runs.iter().map(|r| r.gc_count).collect(),
             gc_ms: b.runs.iter().map(|r| r.gc_ms).collect(),
+            allocation_sites: Vec::new(),
         }),
         pinned_cpus: pinned,
         ..Default::default()
-    })
+    };
+    probes.finish(pid, messages, moved, &mut out)?;
+    Ok(out)
 }
 
 /// The Rust harness's expected checksum for these producers' messages.
@@ -427,6 +441,7 @@ mod tests {
             in_run_trace: None,
             allocator: None,
             placement: Default::default(),
+            calibration: None,
         }
     }
 

@@ -15,5 +15,6 @@ pub mod calibration;
 pub mod faults;
 pub mod harness;
 pub mod jvm;
+pub mod jvm_probes;
 pub mod peers;
 pub mod variants;

@@ -7,10 +7,15 @@
 //! * [`trace`]: the flight recorder or tracing-chrome installed around a trace pass.
 //! * [`inrun`]: the child half of `--trace in-run` (the recorder in a timed fork).
 //! * [`dhat`]: reads dhat heap files for their top allocation sites.
+//! * [`jfr`]: a JVM cell's trace pass: Java Flight Recorder's events as a Chrome trace, and
+//!   its allocation samples as top sites.
+//! * [`jvm_counters`]: perf counters on every thread of a JVM child.
 
 pub mod counters;
 pub mod dhat;
 pub mod inrun;
+pub mod jfr;
+pub mod jvm_counters;
 pub mod sched;
 pub mod trace;
 pub mod usage;

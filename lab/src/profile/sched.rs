@@ -113,6 +113,8 @@ fn set_pending(p: Pending) {
 pub struct Session {
     recorder: Result<SchedRecorder, String>,
     t0_ns: u64,
+    /// The recorded process: this one, or a child that writes no trace of its own (a JVM).
+    pid: u32,
 }
 
 /// `clock_sync` instants put in a row at each end of the run. The trace's clock is read
@@ -134,7 +136,15 @@ impl Session {
     pub fn start() -> Session {
         let recorder = SchedRecorder::start(std::process::id()).map_err(|e| e.to_string());
         let t0_ns = if recorder.is_ok() { clock_mark() } else { perf_counters::monotonic_ns() };
-        Session { recorder, t0_ns }
+        Session { recorder, t0_ns, pid: std::process::id() }
+    }
+
+    /// Starts recording another process (a JVM child, `crate::profile::jfr`): no
+    /// `clock_sync` instants here, as the trace [`annotate`] later reads is that process's,
+    /// which carries its own on `CLOCK_MONOTONIC`.
+    pub fn start_process(pid: u32) -> Session {
+        let recorder = SchedRecorder::start(pid).map_err(|e| e.to_string());
+        Session { recorder, t0_ns: perf_counters::monotonic_ns(), pid }
     }
 
     /// Stops recording; the per-thread summary with what may make it incomplete (records
@@ -152,10 +162,11 @@ impl Session {
                 return Err(why);
             }
         };
-        let t1_ns = clock_mark();
+        let own = self.pid == std::process::id();
+        let t1_ns = if own { clock_mark() } else { perf_counters::monotonic_ns() };
         let rec = recorder.stop();
         let wall_ns = t1_ns.saturating_sub(self.t0_ns).max(1);
-        let (pending, summary) = digest(&rec, std::process::id(), wall_ns, threads);
+        let (pending, summary) = digest(&rec, self.pid, wall_ns, threads);
         set_pending(pending);
         let mut caveats: Vec<String> = rec.note.iter().map(|n| format!("off-CPU: {n}")).collect();
         if rec.lost > 0 || rec.throttled > 0 {
@@ -467,7 +478,13 @@ fn add_sched_events(
         stats.slices += 1;
         let (Some(w), Some(at)) = (s.waker, s.woken_at_ns) else { continue };
         let Some(&from) = track_of.get(&w) else { continue };
-        let at = us(clock.to_trace(at).max(0));
+        let at_ns = clock.to_trace(at).max(0);
+        // A wake-up after the slice's (cut) end would be a flow back in time, which
+        // Perfetto does not bind: one a lost record paired with the wrong interval.
+        if at_ns > b2 {
+            continue;
+        }
+        let at = us(at_ns);
         let id = next_flow;
         next_flow += 1;
         let woken = name_of(s.tid);

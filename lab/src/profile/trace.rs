@@ -46,6 +46,14 @@ pub fn traced<T>(
     hook.install(mode, file)?;
     let out = f();
     let mut note = hook.finish()?;
+    // A JVM cell's trace is the JVM's (JFR's events and the kernel's), not this child's.
+    match crate::profile::jfr::write_pending(std::path::Path::new(file)) {
+        Ok(true) => {
+            note = "the JVM's trace from Java Flight Recorder replaces the lab child's".into()
+        }
+        Ok(false) => {}
+        Err(e) => note.push_str(&format!("; the JVM's trace not written: {e}")),
+    }
     // The scheduler's slices of the run, if it recorded them (`crate::profile::sched`).
     if let Err(e) = crate::profile::sched::annotate(std::path::Path::new(file)) {
         note.push_str(&format!("; off-CPU slices not written: {e}"));

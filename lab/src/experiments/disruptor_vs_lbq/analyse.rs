@@ -46,6 +46,7 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     out.tables.push(tables::cpu_table(out));
     out.tables.push(tables::counters_table(out));
     out.tables.extend(tables::heap_table(out));
+    out.tables.extend(super::sites::table(out));
     out.tables.extend(tables::jvm_table(out));
     out.tables.extend(crate::report::failure_table(out, &["variant", "P"], |x| {
         vec![x.label.clone(), x.key_u64("producers").map_or("–".into(), |p| p.to_string())]
@@ -281,6 +282,9 @@ pub struct JvmDetail {
     pub gc_ms_per_run: Option<f64>,
     /// GCs per run, the median over runs.
     pub gc_count_per_run: Option<f64>,
+    /// The trace pass's top allocation sites (JFR's `jdk.ObjectAllocationSample`, by sampled
+    /// bytes; empty when no trace pass ran).
+    pub allocation_sites: Vec<crate::profile::jfr::AllocationSite>,
 }
 
 /// CPU use of a cell (means over its valid measured runs).
@@ -381,7 +385,7 @@ fn counters_of(
         .collect();
     if forks.is_empty() {
         let why = if jvm {
-            "not counted: the JVM's threads run outside the lab's harness"
+            "not counted: no valid measured run with counters on the java process"
         } else {
             "not counted: no valid measured run"
         };
@@ -492,7 +496,11 @@ fn fill_row(
         off_cpu_note: traced.and_then(|o| o.off_cpu_note.clone()),
         heap_file: heap.as_ref().map(|h| h.file.clone()),
         heap,
-        jvm: jvm_of(&outs),
+        jvm: jvm_of(&outs).map(|mut j| {
+            let sites = traced.and_then(|o| o.jvm.as_ref()).map(|t| t.allocation_sites.clone());
+            j.allocation_sites = sites.unwrap_or_default();
+            j
+        }),
     };
     row.set_detail(&detail);
 }
@@ -538,6 +546,7 @@ fn jvm_of(outs: &[&CellOutput]) -> Option<JvmDetail> {
         allocated_bytes_per_message: med(all(|j| j.allocated_bytes_per_message.clone())),
         gc_ms_per_run: med(all(|j| j.gc_ms.clone())),
         gc_count_per_run: med(all(|j| j.gc_count.iter().map(|c| *c as f64).collect())),
+        allocation_sites: Vec::new(),
     })
 }
 

@@ -11,6 +11,7 @@ mod calibration;
 mod collectors;
 mod inrun;
 mod plan;
+mod sites;
 mod tables;
 mod why;
 
@@ -246,7 +247,11 @@ impl Experiment for DisruptorVsLbq {
                 ));
             }
         }
-        let mut out = harness::run_spec(cell, ctx)?;
+        // A calibration cell runs its competitor's own loop, not the harness.
+        let mut out = match cell.calibration {
+            Some(_) => crate::measure::calibration::run(cell, ctx)?,
+            None => harness::run_spec(cell, ctx)?,
+        };
         out.allocator = Some(ctx.allocator.to_string());
         Ok(out)
     }

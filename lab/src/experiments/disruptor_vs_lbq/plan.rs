@@ -283,10 +283,10 @@ fn cells(s: &Settings<'_>, chosen: &[String]) -> Vec<CellPlan<CellSpec>> {
                 c.file_stem =
                     format!("{}-p{p}", c.file_stem.replace('@', "-").replace(['(', ')'], ""));
                 c.threads = p + 1;
-                // The JVM's own instruments stand for the heap pass; no Rust recorder
-                // can listen to it.
+                // The JVM's own instruments stand for the heap pass (dhat cannot listen
+                // to it); its trace pass records with Java Flight Recorder instead of the
+                // Rust recorder (`crate::profile::jfr`).
                 c.heap &= !is_jvm(v);
-                c.trace &= !is_jvm(v);
                 cells.push(c);
             }
         }

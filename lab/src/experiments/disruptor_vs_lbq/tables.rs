@@ -401,7 +401,10 @@ pub(super) fn counters_table(r: &Results) -> Table {
                     does; the median over forks of each fork's median over its valid runs. \
                     Whole process: every thread summed, from after the handoff was opened until \
                     its threads were joined; per thread (counters_by_thread): from the start \
-                    barrier to the end of the thread's loop. task-clock in ns."
+                    barrier to the end of the thread's loop. task-clock in ns. JVM rows: every \
+                    thread of the java process (GC and JIT compiler threads included; by thread, \
+                    the JVM's own summed by kind), per run between Bus's run marks, else over \
+                    the whole JVM (the row's counters_note says which)."
         .to_string();
     if !nulls.is_empty() {
         note.push_str(&format!(" Missing values: {}.", nulls.join("; ")));

@@ -6,6 +6,9 @@ use crate::experiments::why::{self, short, Fired, Reason, Rule, Side};
 use crate::results::{Figure, ReasonCell, Reasons, Results, Row, Why};
 use std::collections::BTreeMap;
 
+mod gc;
+pub use gc::Collector;
+
 const SLEEP_FACTOR: f64 = 10.0;
 const SLEEP_FLOOR: f64 = 0.001;
 const OFF_CPU_POINTS: f64 = 0.10;
@@ -27,6 +30,9 @@ pub struct Figures {
     pub off_cpu: Option<OffCpu>,
     /// The counters of [`COUNTER_EVENTS`] that have a value (`counters["…"]`), by event.
     pub counters: BTreeMap<&'static str, Figure>,
+    /// The row's collector figures: `Some` for a JVM row that reported them, `None` for a
+    /// JVM row that did not; a Rust row has no collector ([`Collector::None`]).
+    pub gc: Collector,
 }
 
 /// The consumer's off-CPU figures over the trace run.
@@ -70,7 +76,19 @@ impl Figures {
                 Some((ev, fig(format!("counters[\"{ev}\"]"), v)))
             })
             .collect();
+        let gc = match &d.jvm {
+            None => Collector::None,
+            Some(j) => match (j.gc_ms_per_run, j.gc_count_per_run, d.median_ms) {
+                (Some(ms), Some(n), Some(run)) if run > 0.0 => Collector::Measured(gc::Gc {
+                    gc_ms: fig("jvm.gc_ms_per_run".into(), ms),
+                    pauses: fig("jvm.gc_count_per_run".into(), n),
+                    run_ms: fig("median_ms".into(), run),
+                }),
+                _ => Collector::Unmeasured,
+            },
+        };
         Figures {
+            gc,
             blocks_per_message: d
                 .heap
                 .as_ref()
@@ -91,7 +109,7 @@ impl Figures {
 }
 
 /// The rules, in the order their sentences are written.
-const RULES: [Rule<Figures>; 5] = [allocation, sleeping, off_cpu, counters, cpu_time];
+const RULES: [Rule<Figures>; 6] = [gc::rule, allocation, sleeping, off_cpu, counters, cpu_time];
 
 /// The Why section of a run.
 pub fn section(r: &Results) -> Vec<Why> {
@@ -111,7 +129,9 @@ pub fn reasons(r: &Results) -> Option<Reasons> {
 }
 
 /// The rows of the reasons table, in the order of the rules.
-const REASONS: [Reason<Figures>; 8] = [
+const REASONS: [Reason<Figures>; 10] = [
+    Reason { reason: "GC share of run", rule: "gc", cell: gc::share_cell },
+    Reason { reason: "GC pauses/msg", rule: "gc", cell: gc::pauses_cell },
     Reason { reason: "allocs/msg", rule: "allocation", cell: allocation_cell },
     Reason { reason: "sleeps/msg (vcs)", rule: "sleeping", cell: sleeping_cell },
     Reason { reason: "off-CPU share", rule: "off-cpu", cell: off_cpu_cell },
@@ -122,7 +142,7 @@ const REASONS: [Reason<Figures>; 8] = [
     Reason { reason: "branch-miss/msg", rule: "counter", cell: |a, b| counter_cell(a, b, 3) },
 ];
 
-type Pair<'a, 'b> = &'a Side<'b, Figures>;
+pub(super) type Pair<'a, 'b> = &'a Side<'b, Figures>;
 
 fn allocation_cell(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Option<ReasonCell> {
     let (fa, fb) =
@@ -305,7 +325,7 @@ fn cpu_time(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
 
 #[cfg(test)]
 mod tests {
-    use super::super::analyse::{Cpu, Heap, ThreadCpu};
+    use super::super::analyse::{Cpu, Heap, JvmDetail, ThreadCpu};
     use super::*;
     use crate::profile::sched::ThreadOffCpu;
     use crate::results::Ratio;
@@ -461,5 +481,57 @@ mod tests {
         assert!(w[0].text.contains("woken mostly by producer-0 (90 times)"), "{}", w[0].text);
         assert!(w[1].text.contains("task-clock 20.000 against 200.000"), "{}", w[1].text);
         assert!(!w[1].text.contains("instructions"), "{}", w[1].text);
+    }
+
+    /// A JVM row of 1000 messages whose median run is 1000 ms, `gc_ms` of it in GC.
+    fn jvm_row(gc_ms: f64) -> HandoffDetail {
+        let mut d = figures(1.0, 5.0);
+        d.median_ms = Some(1000.0);
+        d.jvm = Some(JvmDetail {
+            gc_ms_per_run: Some(gc_ms),
+            gc_count_per_run: Some(4.0),
+            ..Default::default()
+        });
+        d
+    }
+
+    #[test]
+    fn gc_rule_fires_at_six_percent_against_none_and_not_at_three() {
+        // A JVM row at 6% against a Rust row (no collector): fires, with its figures.
+        let mut rust = figures(1.0, 5.0);
+        rust.median_ms = Some(400.0);
+        let r =
+            results(vec![row("locked", rust.clone()), row("ring", jvm_row(60.0))], (3.0, 2.5, 3.5));
+        let w = section(&r);
+        assert_eq!(w[0].rule, "gc", "{w:?}");
+        assert!(w[0].text.contains("ring spent 6.0% of its run in GC"), "{}", w[0].text);
+        assert!(w[0].text.contains("locked has no garbage collector"), "{}", w[0].text);
+        let fields: Vec<&str> = w[0].figures.iter().map(|f| f.field.as_str()).collect();
+        assert!(fields.contains(&"results[1].jvm.gc_ms_per_run"), "{fields:?}");
+        assert!(fields.contains(&"results[1].median_ms"), "{fields:?}");
+        assert!(fields.contains(&"results[1].jvm.gc_count_per_run"), "{fields:?}");
+        let table = reasons(&r).expect("a reasons table");
+        let gc_row = table.rows.iter().find(|x| x.reason == "GC share of run").expect("GC row");
+        let c = gc_row.cells[0].as_ref().expect("a cell");
+        assert!(c.fired && c.text == "6.0% vs 0.0%", "{c:?}");
+        // Two JVM rows, 6% against 0%: fires the same way.
+        let r =
+            results(vec![row("locked", jvm_row(0.0)), row("ring", jvm_row(60.0))], (3.0, 2.5, 3.5));
+        assert_eq!(section(&r)[0].rule, "gc");
+        // 3% against 0%: under the threshold, no GC sentence.
+        for base in [rust, jvm_row(0.0)] {
+            let r = results(vec![row("locked", base), row("ring", jvm_row(30.0))], (3.0, 2.5, 3.5));
+            let w = section(&r);
+            assert!(w.iter().all(|w| w.rule != "gc"), "{w:?}");
+            let table = reasons(&r).expect("a reasons table");
+            let gc_row = table.rows.iter().find(|x| x.reason == "GC share of run").unwrap();
+            assert!(!gc_row.cells[0].as_ref().unwrap().fired);
+        }
+        // 6% against 2%: the other row collects too much to call it the difference.
+        let r = results(
+            vec![row("locked", jvm_row(20.0)), row("ring", jvm_row(60.0))],
+            (3.0, 2.5, 3.5),
+        );
+        assert!(section(&r).iter().all(|w| w.rule != "gc"));
     }
 }

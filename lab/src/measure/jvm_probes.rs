@@ -1,0 +1,122 @@
+//! What the lab listens to around one JVM fork, by pass: perf counters on every thread of
+//! the java process in timed forks ([`crate::profile::jvm_counters`]); in the trace pass,
+//! Java Flight Recorder and the kernel's scheduler on the java process
+//! ([`crate::profile::jfr`], [`crate::profile::sched`]). Timing runs never run with JFR on.
+
+use crate::measure::harness::{CellOutput, CellSpec};
+use crate::profile::jfr::JfrTrace;
+use crate::profile::jvm_counters::JvmCounters;
+use crate::profile::sched::Session;
+use crate::protocol::Pass;
+
+/// The listeners of one fork.
+#[derive(Debug)]
+pub struct Probes {
+    timed: bool,
+    trace: Option<JfrTrace>,
+    counters: Option<JvmCounters>,
+    sched: Option<Session>,
+}
+
+/// A fork's Bus settings: (messages per run, warm-up runs, measured runs). A trace pass
+/// makes one run of the cell's trace messages, as the Rust trace child does.
+pub fn bus_runs(cell: &CellSpec, pass: &Pass) -> (u64, usize, usize) {
+    match pass {
+        Pass::Trace { .. } => (cell.trace_messages, 0, 1),
+        _ => (cell.messages, cell.warmup, cell.runs),
+    }
+}
+
+impl Probes {
+    /// Before launch: writes the trace pass's JFR settings.
+    pub fn prepare(pass: &Pass) -> Result<Probes, String> {
+        let trace = match pass {
+            Pass::Trace { file, .. } => Some(JfrTrace::prepare(file)?),
+            _ => None,
+        };
+        Ok(Probes { timed: matches!(pass, Pass::Timed), trace, counters: None, sched: None })
+    }
+
+    /// The JVM flags the pass adds (before the class name).
+    pub fn java_flags(&self) -> Vec<String> {
+        self.trace.iter().map(JfrTrace::java_flag).collect()
+    }
+
+    /// Call just before spawning java.
+    pub fn launching(&mut self) {
+        if let Some(t) = &mut self.trace {
+            t.launching();
+        }
+    }
+
+    /// Call right after java started.
+    pub fn started(&mut self, pid: u32) {
+        if self.timed {
+            self.counters = Some(JvmCounters::start(pid));
+        }
+        if self.trace.is_some() {
+            self.sched = Some(Session::start_process(pid));
+        }
+    }
+
+    /// Each line of Bus's stdout.
+    pub fn line(&mut self, line: &str) {
+        if let Some(c) = &mut self.counters {
+            c.line(line);
+        }
+        if let Some(t) = &mut self.trace {
+            t.line(line);
+        }
+    }
+
+    /// After java exited: counters into the measured runs, the trace's file, off-CPU account
+    /// and allocation sites into `out`. `cell_messages`: every message the JVM moved. `Err`
+    /// when the trace pass could not read its recording (the pass then fails with it).
+    pub fn finish(
+        self,
+        pid: u32,
+        messages: u64,
+        cell_messages: u64,
+        out: &mut CellOutput,
+    ) -> Result<(), String> {
+        if let Some(c) = self.counters {
+            let all = out.warmup.len() + out.runs.len();
+            let counted = c.finish(out.runs.len(), all, messages, cell_messages);
+            let per_run = counted.len() == out.runs.len();
+            for (k, r) in out.runs.iter_mut().enumerate() {
+                // Per cell: every measured run carries the cell's one reading (its note says so).
+                r.counters = counted.get(if per_run { k } else { 0 }).cloned();
+            }
+        }
+        if let Some(s) = self.sched {
+            let threads = out.runs.first().map(|r| r.threads.clone()).unwrap_or_default();
+            match s.finish(&threads) {
+                Ok((by_thread, caveats)) => {
+                    out.off_cpu = Some(by_thread);
+                    out.notes.extend(caveats);
+                    out.notes.push(
+                        "off-CPU shares of the JVM's threads are over the java process's whole \
+                         life (launch, JIT warm-up and the run), not the run alone"
+                            .into(),
+                    );
+                }
+                Err(why) => {
+                    out.notes.push(why.clone());
+                    out.off_cpu_note = Some(why);
+                }
+            }
+        }
+        if let Some(t) = self.trace {
+            match t.finish(pid) {
+                Ok((sites, note)) => {
+                    if let Some(j) = &mut out.jvm {
+                        j.allocation_sites = sites;
+                    }
+                    out.notes.push(note);
+                }
+                Err(why) => return Err(format!("the JVM's trace (JFR): {why}")),
+            }
+        }
+        Ok(())
+    }
+}
