@@ -32,6 +32,7 @@ final class Plain {
                 double ms = run(c, c.messages);
                 System.err.printf(Locale.ROOT, "plain %s %d: %.1f ms, %.2f M msgs/s%n",
                     w < c.warmup ? "warm-up" : "run", w < c.warmup ? w : w - c.warmup, ms, c.messages / ms / 1e3);
+                proto.heartbeat(w);
                 if (w >= c.warmup) {
                     runs.add("{\"ms\":" + Protocol.num(ms) + ",\"msgs_per_sec\":"
                         + Protocol.num(c.messages / (ms / 1e3)) + "}");
@@ -47,6 +48,20 @@ final class Plain {
             t.printStackTrace(System.err);
             proto.failed(t.toString());
             System.exit(3);
+        }
+    }
+
+    /**
+     * Pins the calling thread as Bus pins its own (`--pin`: the consumer's CPU, then each
+     * producer's), so the plain loop runs in the lab cell's placement; a failure to pin
+     * ends the run loudly.
+     */
+    static void pin(Bus.Config c, int slot) {
+        if (c.pin == null) return;
+        try {
+            Bus.pinCurrentThread(c.pin[slot]);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot pin " + Thread.currentThread().getName() + ": " + e, e);
         }
     }
 
@@ -67,6 +82,7 @@ final class Plain {
                 final int id = i;
                 producers[i] = new Thread(() -> {
                     try {
+                        pin(c, id + 1);
                         ready.countDown();
                         gate.await();
                         for (long seq = 0; seq < per[id]; seq++) {
@@ -81,6 +97,7 @@ final class Plain {
             }
             Thread consumer = new Thread(() -> {
                 try {
+                    pin(c, 0);
                     ready.countDown();
                     gate.await();
                     long k = 0;
@@ -94,7 +111,10 @@ final class Plain {
             }, "consumer");
             consumer.start();
         } else {
-            final Disruptor<Bus.Msg> d = new Disruptor<>(form::get, c.ringSize, (ThreadFactory) r -> new Thread(r, "consumer"),
+            final Disruptor<Bus.Msg> d = new Disruptor<>(form::get, c.ringSize, (ThreadFactory) r -> new Thread(() -> {
+                    pin(c, 0);
+                    r.run();
+                }, "consumer"),
                 c.producerType.equals("single") ? ProducerType.SINGLE : ProducerType.MULTI,
                 Bus.waitStrategy(c.wait));
             d.handleEventsWith(new EventHandler<Bus.Msg>() {
@@ -113,6 +133,7 @@ final class Plain {
                 final int id = i;
                 producers[i] = new Thread(() -> {
                     try {
+                        pin(c, id + 1);
                         ready.countDown();
                         gate.await();
                         for (long seq = 0; seq < per[id]; seq++) {

@@ -24,10 +24,14 @@
 //!   ([`handoff::Checker`]: count, per-producer order, checksum): what differs from the
 //!   lab's cell is only the adapter and the harness's loop around it.
 //!
-//! To give another variant a calibration (the JVM rows: a plain loop over
-//! `LinkedBlockingQueue` or the Disruptor in `Bus`), add its arm to [`kind_of`] with a kind
-//! of its own and have the child that runs that variant look at [`CellSpec::calibration`]
-//! (the JVM rows' children never reach [`run`]: `crate::measure::jvm` runs them).
+//!   The JVM originals (jvm-lbq, jvm-disruptor): `Bus --plain` (tools/jvm/Plain.java),
+//!   `LinkedBlockingQueue`'s put/take or the Disruptor's next/get/publish with one
+//!   `EventHandler`, the same message form, split, collector flags and placement, without
+//!   the lab's per-message checks, stamps or protocol while it runs (the final count is
+//!   checked).
+//!
+//! To give another variant a calibration, add its arm to [`competitor`] and its loop to
+//! [`run`].
 
 use crate::machine::placement;
 use crate::measure::harness::{CellOutput, CellSpec, RunResult, WARMUP_MESSAGES};
@@ -45,12 +49,14 @@ pub fn kind_of(variant: &str) -> Option<&'static str> {
     competitor(variant).map(|_| OWN_LOOP)
 }
 
-/// The crate whose own loop calibrates `variant`.
+/// The crate (or JVM original) whose own loop calibrates `variant`.
 fn competitor(variant: &str) -> Option<&'static str> {
     match variant {
         "crossbeam" | "fault-slow-crossbeam" => Some("crossbeam"),
         "std-mpsc" => Some("std-mpsc"),
         "disruptor-rs" => Some("disruptor-rs"),
+        "jvm-lbq" => Some("jvm-lbq"),
+        "jvm-disruptor" => Some("jvm-disruptor"),
         _ => None,
     }
 }
@@ -71,6 +77,9 @@ pub fn run(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
         .ok_or_else(|| format!("variant '{}' has no {OWN_LOOP} calibration", spec.variant))?;
     if !matches!(ctx.pass, Pass::Timed) {
         return Err("a calibration cell has only timed forks (no heap or trace pass)".into());
+    }
+    if spec.jvm.is_some() {
+        return jvm_own_loop(spec, ctx);
     }
     match spec.payload {
         16 => timed::<16>(crate_, spec, ctx),
@@ -107,6 +116,34 @@ fn timed<const N: usize>(
          check and placement)"
     ));
     Ok(out)
+}
+
+/// A JVM original's own loop (`Bus --plain`, run by [`crate::measure::jvm::run_plain`]):
+/// its measured runs as this fork's runs. The plain loop checks only the consumer's count,
+/// so a run it reports is a valid one.
+fn jvm_own_loop(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
+    let runs = crate::measure::jvm::run_plain(spec, ctx)?;
+    Ok(CellOutput {
+        per_producer: handoff::spread(spec.messages, spec.producers),
+        pinned_cpus: placement::plan(spec.placement, spec.producers + 1)?,
+        runs: runs
+            .iter()
+            .map(|r| RunResult {
+                ms: r.ms,
+                valid: true,
+                verdict: "count checked by the plain loop".into(),
+                sent: spec.messages,
+                received: spec.messages,
+                ..Default::default()
+            })
+            .collect(),
+        notes: vec![format!(
+            "{OWN_LOOP}: {} driven by its own API in a plain loop (Bus --plain: the same \
+             message and placement, only the final count checked)",
+            spec.variant
+        )],
+        ..Default::default()
+    })
 }
 
 /// What a run's threads report: when each producer left the barrier and its failed sends;

@@ -357,9 +357,10 @@ pub struct PlainRun {
 }
 
 /// Runs a `jvm-*` cell's original in its own plain loop (`Bus --plain`: the library's API
-/// as a user writes it, the same message and split, only the final count checked), for the
-/// calibration of `jvm-lbq` against `jvm-lbq/own-loop`: its measured runs.
-pub fn run_plain(cell: &CellSpec) -> Result<Vec<PlainRun>, String> {
+/// as a user writes it, the same message, split and thread placement, only the final count
+/// checked), for the calibration of `jvm-lbq` against `jvm-lbq/own-loop`: its measured
+/// runs. Heartbeats are relayed to `ctx` (one per run), as [`run`] relays Bus's.
+pub fn run_plain(cell: &CellSpec, ctx: &mut Ctx) -> Result<Vec<PlainRun>, String> {
     let j = cell.jvm.as_ref().ok_or("a jvm cell without its JVM settings")?;
     let imp = match cell.variant.as_str() {
         "jvm-lbq" => "lbq",
@@ -380,23 +381,31 @@ pub fn run_plain(cell: &CellSpec) -> Result<Vec<PlainRun>, String> {
     if let (Some(c), "lbq") = (cell.capacity, imp) {
         cmd.args(["--capacity", &c.to_string()]);
     }
-    let out = cmd
+    if let Some(cpus) = crate::machine::placement::plan(cell.placement, cell.producers + 1)? {
+        let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+        cmd.args(["--pin", &list.join(",")]);
+    }
+    let mut child = cmd
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .output()
+        .spawn()
         .map_err(|e| format!("cannot start java: {e}"))?;
-    let done =
-        String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
-            match serde_json::from_str::<Message>(l) {
-                Ok(Message::Done { outcome, .. }) => Some(Ok(outcome)),
-                Ok(Message::Failed { error }) => {
-                    Some(Err(format!("the JVM's plain loop: {error}")))
-                }
-                _ => None,
+    let stdout = child.stdout.take().expect("piped");
+    let mut done = None;
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        match serde_json::from_str::<Message>(&line) {
+            Ok(Message::Heartbeat { .. }) => ctx.heartbeat(),
+            Ok(Message::Done { outcome, .. }) => done = Some(Ok(outcome)),
+            Ok(Message::Failed { error }) => {
+                done = Some(Err(format!("the JVM's plain loop: {error}")))
             }
-        });
+            _ => {}
+        }
+    }
+    let status = child.wait().map_err(|e| format!("java --plain: {e}"))?;
     let outcome =
-        done.ok_or_else(|| format!("java --plain ended ({}) without a result", out.status))??;
+        done.ok_or_else(|| format!("java --plain ended ({status}) without a result"))??;
     serde_json::from_value(outcome["runs"].clone())
         .map_err(|e| format!("unreadable plain-loop outcome: {e}"))
 }
@@ -517,10 +526,13 @@ mod tests {
     #[test]
     fn plain_loops_run_each_original() {
         for v in ["jvm-lbq", "jvm-disruptor"] {
-            let runs = run_plain(&cell(v, 2, 20_000)).expect("the plain loop runs");
+            let mut ctx = Ctx::new(crate::protocol::Pass::Timed);
+            let runs = run_plain(&cell(v, 2, 20_000), &mut ctx).expect("the plain loop runs");
             assert_eq!(runs.len(), 2, "{v}");
             assert!(runs.iter().all(|r| r.ms > 0.0 && r.msgs_per_sec > 0.0), "{v}: {runs:?}");
         }
-        assert!(run_plain(&cell("locked", 1, 10)).unwrap_err().contains("valid: jvm-lbq"));
+        let err = run_plain(&cell("locked", 1, 10), &mut Ctx::new(crate::protocol::Pass::Timed))
+            .unwrap_err();
+        assert!(err.contains("valid: jvm-lbq"), "{err}");
     }
 }

@@ -1,5 +1,5 @@
 //! The calibration cells of `disruptor-vs-lbq`: beside every cell whose variant has a
-//! calibration kind (`crate::measure::calibration::kind_of`: the Rust peers), a cell
+//! calibration kind (`crate::measure::calibration::kind_of`: the Rust peers and the JVM originals), a cell
 //! labelled `<label>/<kind>` (e.g. `crossbeam/own-loop`) that runs the same competitor
 //! through its own API in a plain loop, with the same messages, P, capacity and placement.
 //! It sits in the cell's group, so it runs in the same rounds; the (cell, calibration)

@@ -234,8 +234,13 @@ impl Experiment for DisruptorVsLbq {
     }
 
     fn run_cell(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
-        if cell.jvm.is_some() {
-            return crate::measure::jvm::run(cell, ctx);
+        match (&cell.jvm, &cell.calibration) {
+            // A calibration cell runs its competitor's own loop, not the harness or Bus.
+            (_, Some(_)) if cell.jvm.is_some() => {
+                return crate::measure::calibration::run(cell, ctx)
+            }
+            (Some(_), None) => return crate::measure::jvm::run(cell, ctx),
+            _ => {}
         }
         // A cell's timed and trace children must run on its allocator's binary.
         let heap = matches!(ctx.pass, crate::protocol::Pass::Heap { .. });
@@ -247,7 +252,6 @@ impl Experiment for DisruptorVsLbq {
                 ));
             }
         }
-        // A calibration cell runs its competitor's own loop, not the harness.
         let mut out = match cell.calibration {
             Some(_) => crate::measure::calibration::run(cell, ctx)?,
             None => harness::run_spec(cell, ctx)?,
