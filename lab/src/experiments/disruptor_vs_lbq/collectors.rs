@@ -166,8 +166,8 @@ mod tests {
     fn lists_expand_in_order_once_and_labels_name_what_differs() {
         use JvmGcArg::*;
         assert_eq!(expand(&[Parallel, All]), ["parallel", "g1", "serial", "g1-default"]);
-        assert_eq!(reference(&["serial", DEFAULT_GC]), DEFAULT_GC);
-        assert_eq!(reference(&["g1-default", "serial"]), "g1-default");
+        assert_eq!(reference(&["parallel", DEFAULT_GC]), DEFAULT_GC, "the default when it ran");
+        assert_eq!(reference(&["g1-default", "parallel"]), "g1-default", "else the first");
         assert_eq!(label("jvm-lbq", None, "inline", None), "jvm-lbq");
         assert_eq!(
             label("jvm-disruptor", Some("blocking"), "byte-array", Some("serial")),
