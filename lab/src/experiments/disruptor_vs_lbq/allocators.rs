@@ -87,6 +87,29 @@ pub fn split_label(label: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// The rows of a dimension (their key holds `key`: `allocator`, `jvm_gc`): the label
+/// stems (`locked` of `locked@jemalloc`) in the order first seen, and the producer counts,
+/// ascending, once each.
+pub fn stems_and_producers<'a>(r: &'a Results, key: &str) -> (Vec<&'a str>, Vec<u64>) {
+    let mut stems: Vec<&str> = Vec::new();
+    let mut ps: Vec<u64> = Vec::new();
+    for x in r.results.iter().filter(|x| x.key.contains_key(key)) {
+        let stem = split_label(&x.label).0;
+        if !stems.contains(&stem) {
+            stems.push(stem);
+        }
+        ps.extend(x.key_u64("producers"));
+    }
+    ps.sort_unstable();
+    ps.dedup();
+    (stems, ps)
+}
+
+/// The row labelled `label` at `p` producers.
+pub fn find_row<'a>(r: &'a Results, label: &str, p: u64) -> Option<&'a Row> {
+    r.results.iter().find(|x| x.label == label && x.key_u64("producers") == Some(p))
+}
+
 /// With several allocators and a plain baseline name (`locked`, the default; `None`: locked
 /// or the first row): that name and the pairs (row, its own allocator's baseline), e.g.
 /// (`ring@mimalloc`, `locked@mimalloc`).
@@ -159,20 +182,8 @@ pub fn table(r: &Results) -> Option<Table> {
         }
     }
     header.push("dhat allocations/msg".into());
-    let mut stems: Vec<&str> = Vec::new();
-    let mut ps: Vec<u64> = Vec::new();
-    for x in r.results.iter().filter(|x| x.key.contains_key("allocator")) {
-        let stem = split_label(&x.label).0;
-        if !stems.contains(&stem) {
-            stems.push(stem);
-        }
-        ps.extend(x.key_u64("producers"));
-    }
-    ps.sort_unstable();
-    ps.dedup();
-    let find = |label: &str, p: u64| -> Option<&Row> {
-        r.results.iter().find(|x| x.label == label && x.key_u64("producers") == Some(p))
-    };
+    let (stems, ps) = stems_and_producers(r, "allocator");
+    let find = |label: &str, p: u64| find_row(r, label, p);
     let mut rows = Vec::new();
     for stem in &stems {
         for &p in &ps {

@@ -99,20 +99,8 @@ pub fn table(r: &Results) -> Option<Table> {
             header.push(format!("{g}/{reference} [interval]"));
         }
     }
-    let mut stems: Vec<&str> = Vec::new();
-    let mut ps: Vec<u64> = Vec::new();
-    for x in r.results.iter().filter(|x| x.key.contains_key("jvm_gc")) {
-        let stem = x.label.rsplit_once('@').map_or(x.label.as_str(), |(s, _)| s);
-        if !stems.contains(&stem) {
-            stems.push(stem);
-        }
-        ps.extend(x.key_u64("producers"));
-    }
-    ps.sort_unstable();
-    ps.dedup();
-    let find = |label: &str, p: u64| -> Option<&Row> {
-        r.results.iter().find(|x| x.label == label && x.key_u64("producers") == Some(p))
-    };
+    let (stems, ps) = super::allocators::stems_and_producers(r, "jvm_gc");
+    let find = |label: &str, p: u64| super::allocators::find_row(r, label, p);
     let mut rows = Vec::new();
     for stem in &stems {
         for &p in &ps {
