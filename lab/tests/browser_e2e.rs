@@ -20,7 +20,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 mod common;
@@ -65,37 +65,68 @@ fn artifacts_dir() -> PathBuf {
     d
 }
 
-/// The run both tests read, made once: its folder and results.json.
+/// Held while a test's lab runs, or its browser, load the machine: a lab run sets apart the
+/// rounds in which its cross-core round trips moved out of the machine's usual phase, and a
+/// browser rendering beside it on two cores makes that most of them.
+fn machine() -> MutexGuard<'static, ()> {
+    static MACHINE: Mutex<()> = Mutex::new(());
+    MACHINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether any ring/locked ratio of a run has its interval.
+fn any_ratio_interval(results: &Value) -> bool {
+    results["ratios"].as_array().is_some_and(|rs| {
+        rs.iter()
+            .any(|x| x["variant"] == "ring" && x["baseline"] == "locked" && x["ci_low"].is_number())
+    })
+}
+
+/// The run both tests read, made once: its folder and results.json. A run in which another
+/// phase of the machine took so many rounds that no P kept an interval is made once more
+/// (the chart's intervals are what the test reads), and said so.
 fn run() -> &'static (PathBuf, Value) {
     static RUN: OnceLock<(PathBuf, Value)> = OnceLock::new();
     RUN.get_or_init(|| {
-        let dir = common::out_dir("browser_e2e", "run");
-        let start = Instant::now();
-        let o = lab(&common::tiny(
-            "disruptor-vs-lbq",
-            "15",
-            &[
-                "--variants",
-                "locked,ring",
-                "--producers",
-                "1..6",
-                "--messages",
-                "16Ki",
-                "--min-fork-ms",
-                "0",
-                "--spread-fork-ms",
-                "0",
-                "--out",
-                dir.to_str().expect("utf-8 path"),
-            ],
-        ));
-        assert!(o.status.success(), "lab disruptor-vs-lbq failed: {}", text(&o));
-        eprintln!("browser_e2e: lab run {:.1} s", start.elapsed().as_secs_f64());
-        let results: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.join("results.json")).expect("results.json written"),
-        )
-        .expect("results.json parses");
-        (dir, results)
+        let _alone = machine();
+        let mut made = None;
+        for attempt in 1..=2 {
+            let dir = common::out_dir("browser_e2e", "run");
+            let start = Instant::now();
+            let o = lab(&common::tiny(
+                "disruptor-vs-lbq",
+                "15",
+                &[
+                    "--variants",
+                    "locked,ring",
+                    "--producers",
+                    "1..6",
+                    "--messages",
+                    "16Ki",
+                    "--min-fork-ms",
+                    "0",
+                    "--spread-fork-ms",
+                    "0",
+                    "--out",
+                    dir.to_str().expect("utf-8 path"),
+                ],
+            ));
+            assert!(o.status.success(), "lab disruptor-vs-lbq failed: {}", text(&o));
+            eprintln!("browser_e2e: lab run {:.1} s", start.elapsed().as_secs_f64());
+            let results: Value = serde_json::from_str(
+                &std::fs::read_to_string(dir.join("results.json")).expect("results.json written"),
+            )
+            .expect("results.json parses");
+            let done = any_ratio_interval(&results);
+            made = Some((dir, results));
+            if done {
+                break;
+            }
+            eprintln!(
+                "browser_e2e: run {attempt}: another phase of the machine took every P's interval; \
+                 running it again"
+            );
+        }
+        made.expect("a run")
     })
 }
 
@@ -323,6 +354,7 @@ fn drawn_and_stored(page: &Value, stored: &Value, kind: &str) -> (Vec<String>, V
 #[test]
 fn every_experiments_report_shows_its_main_chart_after_the_headline() {
     require_setup();
+    let _alone = machine();
     let start = Instant::now();
     let mut runs = Vec::new();
     for (exp, extra) in OTHERS {
