@@ -119,11 +119,66 @@ pub fn unavailable() -> Option<String> {
 
 /// Compiles Bus.java into `target/jvm` when needed (tools/jvm/build.sh); the class folder.
 pub fn build() -> Result<PathBuf, String> {
+    build_script(&[])
+}
+
+/// The jars a JVM group of tools/jvm needs (`tools/jvm/<group>/jars`: a path and the Debian
+/// package that installs it, a line each).
+pub fn group_jars(group: &str) -> Result<Vec<(String, String)>, String> {
+    let file = crate::machine::workspace_root().join("tools/jvm").join(group).join("jars");
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| format!("no JVM group '{group}' ({}: {e})", file.display()))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once(char::is_whitespace))
+        .map(|(jar, package)| (jar.to_string(), package.trim().to_string()))
+        .collect())
+}
+
+/// Why a JVM group's programs cannot run here, with the install command; `None` when
+/// they can (the JDK, the Disruptor jar the base classes need, and the group's jars).
+pub fn group_unavailable(group: &str) -> Option<String> {
+    if let Some(why) = unavailable() {
+        return Some(why);
+    }
+    let jars = match group_jars(group) {
+        Ok(j) => j,
+        Err(e) => return Some(e),
+    };
+    let missing: Vec<&(String, String)> =
+        jars.iter().filter(|(jar, _)| !Path::new(jar).is_file()).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let paths: Vec<&str> = missing.iter().map(|m| m.0.as_str()).collect();
+    let mut packages: Vec<&str> = missing.iter().map(|m| m.1.as_str()).collect();
+    packages.dedup();
+    Some(format!("no {} (apt-get install {})", paths.join(", "), packages.join(" ")))
+}
+
+/// Compiles a JVM group of tools/jvm (its `*.java` against the base classes and its jars)
+/// when needed; its class folder and the class path to run it with (the group's folder,
+/// the base classes, the Disruptor jar and the group's jars).
+pub fn build_group(group: &str) -> Result<(PathBuf, String), String> {
+    let classes = build_script(&[group])?;
+    let base = classes.parent().ok_or("a group's class folder has no parent")?;
+    let mut cp = vec![classes.display().to_string(), base.display().to_string()];
+    cp.push(DISRUPTOR_JAR.to_string());
+    cp.extend(group_jars(group)?.into_iter().map(|(jar, _)| jar));
+    Ok((classes, cp.join(":")))
+}
+
+/// tools/jvm/build.sh into `target/jvm`, with `extra` arguments after the folder; the class
+/// folder it prints, or its last line of error.
+fn build_script(extra: &[&str]) -> Result<PathBuf, String> {
     let root = crate::machine::workspace_root();
     let script = root.join("tools/jvm/build.sh");
     let out = Command::new("bash")
         .arg(&script)
         .arg(root.join("target/jvm"))
+        .args(extra)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
     if !out.status.success() {
