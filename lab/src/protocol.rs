@@ -67,6 +67,9 @@ pub struct RunMark {
     pub run: u64,
     /// The stamp, CLOCK_MONOTONIC ns.
     pub t_ns: i64,
+    /// A measured run (`"phase":"measured"`), not a warm-up one; a mark without a phase
+    /// counts as measured.
+    pub measured: bool,
 }
 
 impl RunMark {
@@ -81,7 +84,8 @@ impl RunMark {
             "run_end" => false,
             _ => return None,
         };
-        Some(RunMark { start, run: v["run"].as_u64()?, t_ns: v["t_ns"].as_i64()? })
+        let measured = v["phase"].as_str().is_none_or(|p| p == "measured");
+        Some(RunMark { start, run: v["run"].as_u64()?, t_ns: v["t_ns"].as_i64()?, measured })
     }
 }
 

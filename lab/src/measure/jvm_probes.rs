@@ -90,15 +90,21 @@ impl Probes {
         }
         if let Some(s) = self.sched {
             let threads = out.runs.first().map(|r| r.threads.clone()).unwrap_or_default();
-            match s.finish(&threads) {
+            let window = self.trace.as_ref().and_then(JfrTrace::measured_window);
+            match s.finish_within(&threads, window) {
                 Ok((by_thread, caveats)) => {
                     out.off_cpu = Some(by_thread);
                     out.notes.extend(caveats);
-                    out.notes.push(
+                    out.notes.push(if window.is_some() {
+                        "off-CPU shares of the JVM's threads are over its measured runs (first \
+                         measured run's start mark to the last one's end); the trace keeps the \
+                         slices of launch and warm-up"
+                            .into()
+                    } else {
                         "off-CPU shares of the JVM's threads are over the java process's whole \
-                         life (launch, JIT warm-up and the run), not the run alone"
-                            .into(),
-                    );
+                         life (launch, JIT warm-up and the run): it marked no runs"
+                            .into()
+                    });
                 }
                 Err(why) => {
                     out.notes.push(why.clone());

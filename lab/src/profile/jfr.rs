@@ -118,17 +118,32 @@ pub struct JfrTrace {
     clock: ClockPair,
     /// Bus's run marks seen: (start, index, monotonic ns).
     marks: Vec<(bool, u64, i128)>,
+    /// The measured runs' span: the first measured start and the last measured end seen.
+    measured: (Option<u64>, Option<u64>),
+}
+
+/// The flight recording a JVM trace pass keeps beside its Chrome trace `trace_file`
+/// (`….trace.json` → `….jfr`).
+pub fn recording_of(trace_file: &str) -> String {
+    let stem = trace_file.strip_suffix(".trace.json").unwrap_or(trace_file);
+    format!("{stem}.jfr")
 }
 
 impl JfrTrace {
     /// Writes the settings beside `trace_file` (`…trace.json` → `….jfc`, `….jfr`).
     pub fn prepare(trace_file: &str) -> Result<JfrTrace, String> {
         let trace = PathBuf::from(trace_file);
-        let stem = trace_file.strip_suffix(".trace.json").unwrap_or(trace_file);
-        let (jfr, jfc) =
-            (PathBuf::from(format!("{stem}.jfr")), PathBuf::from(format!("{stem}.jfc")));
+        let jfr = PathBuf::from(recording_of(trace_file));
+        let jfc = jfr.with_extension("jfc");
         std::fs::write(&jfc, settings()).map_err(|e| format!("{}: {e}", jfc.display()))?;
-        Ok(JfrTrace { trace, jfr, jfc, clock: ClockPair::now(), marks: Vec::new() })
+        Ok(JfrTrace {
+            trace,
+            jfr,
+            jfc,
+            clock: ClockPair::now(),
+            marks: Vec::new(),
+            measured: (None, None),
+        })
     }
 
     /// The flag that turns the recorder on (before the class name on java's command line).
@@ -149,6 +164,21 @@ impl JfrTrace {
     pub fn line(&mut self, line: &str) {
         if let Some(m) = crate::protocol::RunMark::parse(line) {
             self.marks.push((m.start, m.run, i128::from(m.t_ns)));
+            let t = u64::try_from(m.t_ns).ok();
+            match (m.measured, m.start) {
+                (true, true) => self.measured.0 = self.measured.0.or(t),
+                (true, false) => self.measured.1 = t.or(self.measured.1),
+                _ => {}
+            }
+        }
+    }
+
+    /// The measured runs' span from the run marks seen so far (CLOCK_MONOTONIC ns: the
+    /// first measured run's start to the last one's end), when both ends were marked.
+    pub fn measured_window(&self) -> Option<(u64, u64)> {
+        match self.measured {
+            (Some(a), Some(b)) if b > a => Some((a, b)),
+            _ => None,
         }
     }
 

@@ -262,9 +262,9 @@ mod tests {
     fn run_marks_parse() {
         use crate::protocol::RunMark;
         let m = RunMark::parse(r#"{"type":"run_start","run":2,"phase":"measured","t_ns":5}"#);
-        assert_eq!(m, Some(RunMark { start: true, run: 2, t_ns: 5 }));
+        assert_eq!(m, Some(RunMark { start: true, run: 2, t_ns: 5, measured: true }));
         let m = RunMark::parse(r#"{"type":"run_end","run":0,"phase":"warmup","t_ns":7}"#);
-        assert_eq!(m, Some(RunMark { start: false, run: 0, t_ns: 7 }));
+        assert_eq!(m, Some(RunMark { start: false, run: 0, t_ns: 7, measured: false }));
         assert_eq!(RunMark::parse(r#"{"type":"heartbeat","run":0}"#), None);
         assert_eq!(RunMark::parse(r#"{"type":"run_start","run":1}"#), None, "no stamp");
     }

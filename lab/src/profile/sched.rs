@@ -154,6 +154,17 @@ impl Session {
         self,
         threads: &[crate::profile::usage::ThreadUsage],
     ) -> Result<(BTreeMap<String, ThreadOffCpu>, Vec<String>), String> {
+        self.finish_within(threads, None)
+    }
+
+    /// As [`Session::finish`], with the summary's off-CPU time and shares taken over
+    /// `window` alone (CLOCK_MONOTONIC ns, start and end: a JVM child's measured runs, from
+    /// its run marks) where one is given; the trace keeps every slice.
+    pub fn finish_within(
+        self,
+        threads: &[crate::profile::usage::ThreadUsage],
+        window: Option<(u64, u64)>,
+    ) -> Result<(BTreeMap<String, ThreadOffCpu>, Vec<String>), String> {
         let recorder = match self.recorder {
             Ok(r) => r,
             Err(why) => {
@@ -165,8 +176,8 @@ impl Session {
         let own = self.pid == std::process::id();
         let t1_ns = if own { clock_mark() } else { perf_counters::monotonic_ns() };
         let rec = recorder.stop();
-        let wall_ns = t1_ns.saturating_sub(self.t0_ns).max(1);
-        let (pending, summary) = digest(&rec, self.pid, wall_ns, threads);
+        let window = window.unwrap_or((self.t0_ns, t1_ns));
+        let (pending, summary) = digest(&rec, self.pid, window, threads);
         set_pending(pending);
         let mut caveats: Vec<String> = rec.note.iter().map(|n| format!("off-CPU: {n}")).collect();
         if rec.lost > 0 || rec.throttled > 0 {
@@ -179,13 +190,19 @@ impl Session {
     }
 }
 
+/// How long the interval `(start, end)` lies inside `(from, to)`, ns.
+fn overlap_ns((start, end): (u64, u64), (from, to): (u64, u64)) -> u64 {
+    end.min(to).saturating_sub(start.max(from))
+}
+
 /// The recording's slices and names, and the summary by thread name.
 fn digest(
     rec: &SchedRecording,
     pid: u32,
-    wall_ns: u64,
+    (from_ns, to_ns): (u64, u64),
     usage: &[crate::profile::usage::ThreadUsage],
 ) -> (Pending, BTreeMap<String, ThreadOffCpu>) {
+    let wall_ns = to_ns.saturating_sub(from_ns).max(1);
     let mut names: HashMap<u32, String> = HashMap::new();
     let mut threads: Vec<u32> = Vec::new();
     // The last `comm` seen: a new thread runs a while under its creator's before it
@@ -213,12 +230,16 @@ fn digest(
     let mut summary: BTreeMap<String, ThreadOffCpu> = BTreeMap::new();
     let mut slices = Vec::new();
     for i in off_cpu_intervals(&rec.events, &tids) {
-        let t = summary.entry(name_of(i.tid)).or_default();
-        t.off_cpu_slices += 1;
-        t.off_cpu_ns += i.duration_ns();
-        *t.states.entry(i.state.clone()).or_default() += 1;
-        if let Some(w) = i.woken_by {
-            *t.woken_by.entry(name_of(w)).or_default() += 1;
+        // The part of the interval inside the window; one wholly outside counts nothing.
+        let inside = overlap_ns((i.start_ns, i.end_ns), (from_ns, to_ns));
+        if inside > 0 {
+            let t = summary.entry(name_of(i.tid)).or_default();
+            t.off_cpu_slices += 1;
+            t.off_cpu_ns += inside;
+            *t.states.entry(i.state.clone()).or_default() += 1;
+            if let Some(w) = i.woken_by {
+                *t.woken_by.entry(name_of(w)).or_default() += 1;
+            }
         }
         slices.push(Slice {
             tid: i.tid,
@@ -527,6 +548,16 @@ fn clear_of(a: i64, b: i64, bounds: &[i64]) -> Option<(i64, i64)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_interval_counts_only_inside_the_window() {
+        use super::overlap_ns;
+        assert_eq!(overlap_ns((10, 20), (0, 100)), 10);
+        assert_eq!(overlap_ns((10, 20), (15, 100)), 5);
+        assert_eq!(overlap_ns((10, 20), (0, 12)), 2);
+        assert_eq!(overlap_ns((10, 20), (20, 30)), 0);
+        assert_eq!(overlap_ns((10, 20), (30, 40)), 0);
+    }
+
     use super::*;
 
     #[test]

@@ -62,6 +62,9 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     out.verdict = verdict(out);
     for row in &out.results {
         let Some(d) = row.typed_detail::<HandoffDetail>() else { continue };
+        // A JVM row's trace came from its flight recording, kept beside it for JMC or `jfr`.
+        let rec =
+            d.trace.as_deref().filter(|_| d.jvm.is_some()).map(crate::profile::jfr::recording_of);
         for (f, what) in
             [(d.trace, "Chrome trace (Perfetto)"), (d.heap_file, "dhat heap profile (dh_view)")]
         {
@@ -71,6 +74,15 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
                     what: format!("{what}: {} {}", row.label, row.group),
                 });
             }
+        }
+        if let Some(rec) = rec.filter(|r| run.dir.join(r).is_file()) {
+            out.files.push(FileLink {
+                file: rec,
+                what: format!(
+                    "JFR recording (JDK Mission Control, `jfr print`): {} {}",
+                    row.label, row.group
+                ),
+            });
         }
     }
     for rec in &run.cells {
