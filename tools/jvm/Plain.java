@@ -1,10 +1,12 @@
 // Bus --plain: each JVM original in the plainest loop its own API allows, as a user of the
 // library would write it, to calibrate Bus's measured runs against (jvm-lbq against
-// jvm-lbq/own-loop): no per-message checks, no latency stamps, no per-thread accounting,
-// no protocol lines while it runs; only the consumer's final count is checked. The same
-// message as Bus (Bus.form: the lab's message, inline or byte-array, payload filled), the
-// same split over producers, a new queue or Disruptor per run, the clock from the start
-// gate to the consumer's last message.
+// jvm-lbq/own-loop). What it keeps is what the Rust peers' own loops keep: the same message
+// as Bus (Bus.form: the lab's message, inline or byte-array, payload filled), stamped every
+// K-th as Bus stamps it, and the same check of every message (Bus.Checker: count,
+// per-producer order, checksum), the same split over producers, a new queue or Disruptor
+// per run, the clock from the start gate to the consumer's last message. What it leaves
+// out is Bus's harness: end markers, latency recording, per-thread accounting, run marks
+// and protocol lines while it runs.
 
 import com.lmax.disruptor.EventHandler;
 import com.lmax.disruptor.RingBuffer;
@@ -65,45 +67,62 @@ final class Plain {
         }
     }
 
-    /** One run, ms; throws when the consumer's count is not N. */
+    /**
+     * Producer `id`'s plain loop: `count` messages through `send`, each K-th stamped with
+     * nanoTime as Bus stamps them; no end marker (the consumer counts to N).
+     */
+    static Runnable producer(Bus.Config c, int id, long count, Bus.Sender send,
+                             CountDownLatch ready, CountDownLatch gate) {
+        final long every = c.sampleEvery;
+        return () -> {
+            try {
+                pin(c, id + 1);
+                ready.countDown();
+                gate.await();
+                long countdown = 0;
+                for (long seq = 0; seq < count; seq++) {
+                    long sent = 0;
+                    if (every > 0) {
+                        if (countdown == 0) {
+                            countdown = every;
+                            sent = System.nanoTime();
+                        }
+                        countdown--;
+                    }
+                    send.send(id, seq, sent);
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException("producer-" + id + ": " + e, e);
+            }
+        };
+    }
+
+    /** One run, ms; throws when the check of the consumer's messages fails. */
     static double run(Bus.Config c, long n) throws Exception {
         final long[] per = Bus.spread(n, c.producers);
+        final long expected = Bus.expected(c, n, per); // before the clock starts
         final Supplier<Bus.Msg> form = Bus.form(c.message, c.payload);
+        final Bus.Checker checker = new Bus.Checker(c.producers);
         final CountDownLatch ready = new CountDownLatch(c.producers + 1);
         final CountDownLatch gate = new CountDownLatch(1);
         final CountDownLatch done = new CountDownLatch(1);
         final long[] end = new long[1];
-        final long[] got = new long[1];
-        Thread[] producers = new Thread[c.producers];
+        final Bus.Sender send;
         Runnable stop = null;
         if (c.impl.equals("lbq")) {
             final LinkedBlockingQueue<Bus.Msg> q = new LinkedBlockingQueue<>(c.capacity);
-            for (int i = 0; i < c.producers; i++) {
-                final int id = i;
-                producers[i] = new Thread(() -> {
-                    try {
-                        pin(c, id + 1);
-                        ready.countDown();
-                        gate.await();
-                        for (long seq = 0; seq < per[id]; seq++) {
-                            Bus.Msg m = form.get();
-                            m.set(id, seq, 0);
-                            q.put(m);
-                        }
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }, "producer-" + i);
-            }
+            send = (id, seq, sent) -> {
+                Bus.Msg m = form.get();
+                m.set(id, seq, sent);
+                q.put(m);
+            };
             Thread consumer = new Thread(() -> {
                 try {
                     pin(c, 0);
                     ready.countDown();
                     gate.await();
-                    long k = 0;
-                    for (; k < n; k++) q.take();
+                    for (long k = 0; k < n; k++) checker.observe(q.take());
                     end[0] = System.nanoTime();
-                    got[0] = k;
                     done.countDown();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
@@ -120,45 +139,38 @@ final class Plain {
             d.handleEventsWith(new EventHandler<Bus.Msg>() {
                 long k;
                 @Override public void onEvent(Bus.Msg e, long sequence, boolean endOfBatch) {
+                    checker.observe(e);
                     if (++k == n) {
                         end[0] = System.nanoTime();
-                        got[0] = k;
                         done.countDown();
                     }
                 }
             });
             final RingBuffer<Bus.Msg> rb = d.start();
             ready.countDown(); // the processor thread starts with the Disruptor
-            for (int i = 0; i < c.producers; i++) {
-                final int id = i;
-                producers[i] = new Thread(() -> {
-                    try {
-                        pin(c, id + 1);
-                        ready.countDown();
-                        gate.await();
-                        for (long seq = 0; seq < per[id]; seq++) {
-                            long slot = rb.next();
-                            try {
-                                rb.get(slot).set(id, seq, 0);
-                            } finally {
-                                rb.publish(slot);
-                            }
-                        }
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }, "producer-" + i);
-            }
+            send = (id, seq, sent) -> {
+                long slot = rb.next();
+                try {
+                    rb.get(slot).set(id, seq, sent);
+                } finally {
+                    rb.publish(slot);
+                }
+            };
             stop = d::shutdown;
         }
-        for (Thread t : producers) t.start();
+        Thread[] producers = new Thread[c.producers];
+        for (int i = 0; i < c.producers; i++) {
+            producers[i] = new Thread(producer(c, i, per[i], send, ready, gate), "producer-" + i);
+            producers[i].start();
+        }
         ready.await();
         long t0 = System.nanoTime();
         gate.countDown();
         done.await();
         for (Thread t : producers) t.join();
         if (stop != null) stop.run();
-        if (got[0] != n) throw new IllegalStateException("the consumer counted " + got[0] + " of " + n);
+        String verdict = checker.verdict(per, expected);
+        if (!verdict.equals("ok")) throw new IllegalStateException("the plain loop's check: " + verdict);
         return (end[0] - t0) / 1e6;
     }
 }

@@ -26,9 +26,10 @@
 //!
 //!   The JVM originals (jvm-lbq, jvm-disruptor): `Bus --plain` (tools/jvm/Plain.java),
 //!   `LinkedBlockingQueue`'s put/take or the Disruptor's next/get/publish with one
-//!   `EventHandler`, the same message form, split, collector flags and placement, without
-//!   the lab's per-message checks, stamps or protocol while it runs (the final count is
-//!   checked).
+//!   `EventHandler`, the same message form, stamps, split, collector flags and placement,
+//!   and the same check of every message as the Rust loops keep (Bus's checker: count,
+//!   per-producer order, checksum); without Bus's harness (end markers, latency recording,
+//!   per-thread accounting, protocol lines while it runs).
 //!
 //! To give another variant a calibration, add its arm to [`competitor`] and its loop to
 //! [`run`].
@@ -119,8 +120,9 @@ fn timed<const N: usize>(
 }
 
 /// A JVM original's own loop (`Bus --plain`, run by [`crate::measure::jvm::run_plain`]):
-/// its measured runs as this fork's runs. The plain loop checks only the consumer's count,
-/// so a run it reports is a valid one.
+/// its measured runs as this fork's runs. The plain loop checks every message (count,
+/// per-producer order, checksum) and fails the fork when a check fails, so a run it reports
+/// is a valid one.
 fn jvm_own_loop(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     let runs = crate::measure::jvm::run_plain(spec, ctx)?;
     Ok(CellOutput {
@@ -131,7 +133,7 @@ fn jvm_own_loop(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
             .map(|r| RunResult {
                 ms: r.ms,
                 valid: true,
-                verdict: "count checked by the plain loop".into(),
+                verdict: "count, order and checksum checked by the plain loop".into(),
                 sent: spec.messages,
                 received: spec.messages,
                 ..Default::default()
@@ -139,7 +141,7 @@ fn jvm_own_loop(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
             .collect(),
         notes: vec![format!(
             "{OWN_LOOP}: {} driven by its own API in a plain loop (Bus --plain: the same \
-             message and placement, only the final count checked)",
+             message, stamps, check and placement, without Bus's harness)",
             spec.variant
         )],
         ..Default::default()

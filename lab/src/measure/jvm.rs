@@ -412,8 +412,8 @@ pub struct PlainRun {
 }
 
 /// Runs a `jvm-*` cell's original in its own plain loop (`Bus --plain`: the library's API
-/// as a user writes it, the same message, split and thread placement, only the final count
-/// checked), for the calibration of `jvm-lbq` against `jvm-lbq/own-loop`: its measured
+/// as a user writes it, the same message, stamps, split and thread placement, every message
+/// checked as Bus checks it, without Bus's harness), for the calibration of `jvm-lbq` against `jvm-lbq/own-loop`: its measured
 /// runs. Heartbeats are relayed to `ctx` (one per run), as [`run`] relays Bus's.
 pub fn run_plain(cell: &CellSpec, ctx: &mut Ctx) -> Result<Vec<PlainRun>, String> {
     let j = cell.jvm.as_ref().ok_or("a jvm cell without its JVM settings")?;
