@@ -574,6 +574,27 @@ public final class Bus {
         Mark(Protocol proto, int run, String phase) { this.proto = proto; this.run = run; this.phase = phase; }
     }
 
+    /**
+     * A producer's stamps: `System.nanoTime()` for every K-th message from seq 0, 0 for the
+     * others (and for all when K is 0), as the Rust harness stamps them (a countdown).
+     */
+    static final class Stamper {
+        private final long every;
+        private long countdown;
+        Stamper(long every) { this.every = every; }
+
+        long next() {
+            if (every <= 0) return 0;
+            long sent = 0;
+            if (countdown == 0) {
+                countdown = every;
+                sent = System.nanoTime();
+            }
+            countdown--;
+            return sent;
+        }
+    }
+
     /** One producer's loop: every message through `send`, then its end marker. */
     interface Sender {
         void send(int producer, long seq, long sentNs) throws Exception;
@@ -590,18 +611,10 @@ public final class Bus {
             try {
                 s.start();
                 st.awaitGate();
-                long countdown = 0;
+                final Stamper stamps = new Stamper(every);
                 for (long seq = 0; seq < count; seq++) {
                     if (seq == skip) continue;
-                    long sent = 0;
-                    if (every > 0) {
-                        if (countdown == 0) {
-                            countdown = every;
-                            sent = System.nanoTime();
-                        }
-                        countdown--;
-                    }
-                    out.send(id, seq, sent);
+                    out.send(id, seq, stamps.next());
                 }
                 out.send(id, -1, 0);
                 s.endFast();

@@ -73,24 +73,13 @@ final class Plain {
      */
     static Runnable producer(Bus.Config c, int id, long count, Bus.Sender send,
                              CountDownLatch ready, CountDownLatch gate) {
-        final long every = c.sampleEvery;
         return () -> {
             try {
                 pin(c, id + 1);
                 ready.countDown();
                 gate.await();
-                long countdown = 0;
-                for (long seq = 0; seq < count; seq++) {
-                    long sent = 0;
-                    if (every > 0) {
-                        if (countdown == 0) {
-                            countdown = every;
-                            sent = System.nanoTime();
-                        }
-                        countdown--;
-                    }
-                    send.send(id, seq, sent);
-                }
+                final Bus.Stamper stamps = new Bus.Stamper(c.sampleEvery);
+                for (long seq = 0; seq < count; seq++) send.send(id, seq, stamps.next());
             } catch (Exception e) {
                 throw new IllegalStateException("producer-" + id + ": " + e, e);
             }
