@@ -65,6 +65,21 @@ fn artifacts_dir() -> PathBuf {
     d
 }
 
+/// `node tools/viewers/<script> args…`: fails with the set-up command when the script says
+/// its set-up is missing (exit 2), with its output when it fails; its stdout, and its whole
+/// output for messages.
+fn node(script: &str, args: &[&std::ffi::OsStr]) -> (String, String) {
+    let o = Command::new("node")
+        .arg(viewers().join(script))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("node {script}: {e}: {SETUP}"));
+    let out = text(&o);
+    assert_ne!(o.status.code(), Some(2), "{script} says its set-up is missing: {SETUP}\n{out}");
+    assert!(o.status.success(), "{script} failed:\n{out}");
+    (String::from_utf8_lossy(&o.stdout).into_owned(), out)
+}
+
 /// Held while a test's lab runs, or its browser, load the machine: a lab run sets apart the
 /// rounds in which its cross-core round trips moved out of the machine's usual phase, and a
 /// browser rendering beside it on two cores makes that most of them.
@@ -208,20 +223,8 @@ fn report_draws_the_ratio_intervals_and_links_every_row_to_its_files() {
     let (dir, results) = run();
     let shot = artifacts_dir().join("report-disruptor-vs-lbq.png");
     let _ = std::fs::remove_file(&shot);
-    let o = Command::new("node")
-        .arg(viewers().join("check-report.mjs"))
-        .arg(dir)
-        .arg(&shot)
-        .output()
-        .unwrap_or_else(|e| panic!("node check-report.mjs: {e}: {SETUP}"));
-    let out = text(&o);
-    assert_ne!(
-        o.status.code(),
-        Some(2),
-        "check-report.mjs says its set-up is missing: {SETUP}\n{out}"
-    );
-    assert!(o.status.success(), "check-report.mjs failed:\n{out}");
-    let page: Value = serde_json::from_slice(&o.stdout).expect("one-line JSON summary");
+    let (stdout, _) = node("check-report.mjs", &[dir.as_os_str(), shot.as_os_str()]);
+    let page: Value = serde_json::from_str(&stdout).expect("one-line JSON summary");
     for k in ["console_errors", "page_errors", "bad_requests", "blocked"] {
         assert_eq!(page[k].as_array().map(Vec::len), Some(0), "report.html {k}: {}", page[k]);
     }
@@ -370,25 +373,16 @@ fn every_experiments_report_shows_its_main_chart_after_the_headline() {
         runs.push((exp, dir, results));
     }
     eprintln!("browser_e2e: {} tiny runs {:.1} s", runs.len(), start.elapsed().as_secs_f64());
-    let mut cmd = Command::new("node");
-    cmd.arg(viewers().join("check-report.mjs"));
+    let mut args: Vec<std::ffi::OsString> = Vec::new();
     for (exp, dir, _) in &runs {
         let shot = artifacts_dir().join(format!("report-{exp}.png"));
         let _ = std::fs::remove_file(&shot);
-        cmd.arg(dir).arg(shot);
+        args.extend([dir.clone().into_os_string(), shot.into_os_string()]);
     }
-    let o = cmd.output().unwrap_or_else(|e| panic!("node check-report.mjs: {e}: {SETUP}"));
-    let out = text(&o);
-    assert_ne!(
-        o.status.code(),
-        Some(2),
-        "check-report.mjs says its set-up is missing: {SETUP}\n{out}"
-    );
-    assert!(o.status.success(), "check-report.mjs failed:\n{out}");
-    let pages: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line per report"))
-        .collect();
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let (stdout, out) = node("check-report.mjs", &args);
+    let pages: Vec<Value> =
+        stdout.lines().map(|l| serde_json::from_str(l).expect("a JSON line per report")).collect();
     assert_eq!(pages.len(), runs.len(), "{out}");
     for ((exp, _, results), page) in runs.iter().zip(&pages) {
         for k in ["console_errors", "page_errors", "bad_requests", "blocked"] {
@@ -449,27 +443,17 @@ fn report_and_trace_open_in_chromium_and_the_perfetto_ui() {
     let shot = artifacts_dir().join(format!("perfetto-{stem}.png"));
     let _ = std::fs::remove_file(&shot);
 
-    let o = Command::new("node")
-        .arg(viewers().join("check-browser.mjs"))
-        .arg(dir)
-        .arg(trace)
-        .arg(&shot)
-        .output()
-        .unwrap_or_else(|e| panic!("node check-browser.mjs: {e}: {SETUP}"));
-    let out = text(&o);
-    assert_ne!(
-        o.status.code(),
-        Some(2),
-        "check-browser.mjs says its set-up is missing: {SETUP}\n{out}"
+    let (stdout, out) = node(
+        "check-browser.mjs",
+        &[dir.as_os_str(), std::ffi::OsStr::new(trace), shot.as_os_str()],
     );
-    assert!(o.status.success(), "check-browser.mjs failed:\n{out}");
     eprintln!(
         "browser_e2e: Perfetto check {:.1} s\n{}",
         start.elapsed().as_secs_f64(),
-        String::from_utf8_lossy(&o.stdout).trim()
+        stdout.trim()
     );
 
-    let summary: Value = serde_json::from_slice(&o.stdout).expect("one-line JSON summary");
+    let summary: Value = serde_json::from_str(&stdout).expect("one-line JSON summary");
     assert_eq!(summary["ok"], true, "{out}");
     let shown: Vec<&str> = summary["perfetto"]["threads_shown"]
         .as_array()

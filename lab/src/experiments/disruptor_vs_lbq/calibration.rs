@@ -14,8 +14,7 @@ use super::inrun;
 use crate::experiment::Plan;
 use crate::measure::calibration::{kind_of, label_of};
 use crate::measure::harness::CellSpec;
-use crate::results::{Ratio, Results, Row, Status, Table};
-use crate::units::group;
+use crate::results::{Ratio, Results, Table};
 use serde_json::json;
 
 /// A competitor is flagged when the lab runs it below this share of its calibration.
@@ -93,20 +92,12 @@ pub fn table(r: &Results) -> Option<Table> {
         &["competitor", "P", "lab QPS", "own-loop QPS", "lab/own-loop QPS [interval]", "flag"],
     );
     for q in ratios(r) {
-        let find = |l: &str| r.results.iter().find(|x| x.label == l && x.group == q.group);
-        let qps = |x: Option<&Row>| match x {
-            Some(x) if x.status != Status::Ok => x.status.word().to_string(),
-            Some(x) => x
-                .typed_detail::<super::HandoffDetail>()
-                .and_then(|d| d.qps)
-                .map_or("–".into(), group),
-            None => "–".into(),
-        };
+        let qps = |l: &str| super::tables::qps_cell(r, l, &q.group);
         t.rows.push(vec![
             q.variant.clone(),
             q.producers.map_or("–".into(), |p| p.to_string()),
-            qps(find(&q.variant)),
-            qps(find(&q.baseline)),
+            qps(&q.variant),
+            qps(&q.baseline),
             q.text(),
             match q.median {
                 Some(m) if m < SLOW_BELOW => format!("SLOWED: {:.0}% below", (1.0 - m) * 100.0),

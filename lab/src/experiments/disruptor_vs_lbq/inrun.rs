@@ -224,20 +224,12 @@ pub fn cost_table(r: &Results) -> Option<Table> {
         &["variant", "P", "plain QPS", "traced QPS", "traced/plain QPS [interval]", "cost"],
     );
     for q in r.ratios.iter().filter(|q| plain_of(&q.variant) == Some(q.baseline.as_str())) {
-        let find = |l: &str| r.results.iter().find(|x| x.label == l && x.group == q.group);
-        let qps = |x: Option<&Row>| match x {
-            Some(x) if x.status != Status::Ok => x.status.word().to_string(),
-            Some(x) => x
-                .typed_detail::<super::HandoffDetail>()
-                .and_then(|d| d.qps)
-                .map_or("–".into(), group),
-            None => "–".into(),
-        };
+        let qps = |l: &str| super::tables::qps_cell(r, l, &q.group);
         t.rows.push(vec![
             q.baseline.clone(),
             q.producers.map_or("–".into(), |p| p.to_string()),
-            qps(find(&q.baseline)),
-            qps(find(&q.variant)),
+            qps(&q.baseline),
+            qps(&q.variant),
             q.text(),
             q.median.map_or("–".into(), |m| format!("{:+.1}% QPS", (m - 1.0) * 100.0)),
         ]);

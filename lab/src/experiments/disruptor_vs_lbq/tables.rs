@@ -558,3 +558,13 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
     });
     out
 }
+
+/// The QPS cell of row `label` in `group`: its grouped QPS, its status word when it did not
+/// run to the end, `–` when there is no such row or no figure.
+pub fn qps_cell(r: &Results, label: &str, group_: &str) -> String {
+    match r.results.iter().find(|x| x.label == label && x.group == group_) {
+        Some(x) if x.status != Status::Ok => x.status.word().to_string(),
+        Some(x) => x.typed_detail::<HandoffDetail>().and_then(|d| d.qps).map_or("–".into(), group),
+        None => "–".into(),
+    }
+}
