@@ -65,6 +65,52 @@ final class Plain {
         }
     }
 
+    /**
+     * A JVM group's queue (Bus.PLUG) as its user writes the loop: producers send a new
+     * message each, the consumer is the queue's own consume loop, counting. Fills
+     * `producers` and starts the consumer.
+     */
+    static void plugged(Bus.Config c, long n, long[] per, Supplier<Bus.Msg> form,
+                        CountDownLatch ready, CountDownLatch gate, CountDownLatch done,
+                        long[] end, long[] got, Thread[] producers) {
+        final Bus.Channel q = Bus.PLUG.open(c);
+        for (int i = 0; i < c.producers; i++) {
+            final int id = i;
+            producers[i] = new Thread(() -> {
+                try {
+                    pin(c, id + 1);
+                    ready.countDown();
+                    gate.await();
+                    for (long seq = 0; seq < per[id]; seq++) {
+                        Bus.Msg m = form.get();
+                        m.set(id, seq, 0);
+                        q.send(m);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "producer-" + i);
+        }
+        Thread consumer = new Thread(() -> {
+            try {
+                pin(c, 0);
+                ready.countDown();
+                gate.await();
+                final long[] k = new long[1];
+                q.consume(new Bus.Sink() {
+                    @Override public void accept(Bus.Msg m) { k[0]++; }
+                    @Override public boolean more() { return k[0] < n; }
+                });
+                end[0] = System.nanoTime();
+                got[0] = k[0];
+                done.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "consumer");
+        consumer.start();
+    }
+
     /** One run, ms; throws when the consumer's count is not N. */
     static double run(Bus.Config c, long n) throws Exception {
         final long[] per = Bus.spread(n, c.producers);
@@ -110,7 +156,7 @@ final class Plain {
                 }
             }, "consumer");
             consumer.start();
-        } else {
+        } else if (c.impl.equals("disruptor")) {
             final Disruptor<Bus.Msg> d = new Disruptor<>(form::get, c.ringSize, (ThreadFactory) r -> new Thread(() -> {
                     pin(c, 0);
                     r.run();
@@ -150,6 +196,8 @@ final class Plain {
                 }, "producer-" + i);
             }
             stop = d::shutdown;
+        } else {
+            plugged(c, n, per, form, ready, gate, done, end, got, producers);
         }
         for (Thread t : producers) t.start();
         ready.await();
