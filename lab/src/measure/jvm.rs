@@ -331,8 +331,8 @@ fn run_result(r: &BusRun, messages: u64) -> RunResult {
 /// Runs a `jvm-*` cell: Bus with the cell's settings, heartbeats relayed.
 pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     let j = cell.jvm.as_ref().ok_or("a jvm cell without its JVM settings")?;
-    let imp = bus_impl(&cell.variant)
-        .ok_or_else(|| format!("not a JVM variant: {}", cell.variant))?;
+    let imp =
+        bus_impl(&cell.variant).ok_or_else(|| format!("not a JVM variant: {}", cell.variant))?;
     let producer_type = if cell.producers == 1 { "single" } else { "multi" };
     let mut probes = super::jvm_probes::Probes::prepare(&ctx.pass)?;
     let (messages, warmup, runs) = super::jvm_probes::bus_runs(cell, &ctx.pass);
@@ -469,10 +469,7 @@ pub fn run_plain(cell: &CellSpec, ctx: &mut Ctx) -> Result<Vec<PlainRun>, String
     let j = cell.jvm.as_ref().ok_or("a jvm cell without its JVM settings")?;
     let imp = bus_impl(&cell.variant).filter(|_| !cell.variant.starts_with("fault-"));
     let imp = imp.ok_or_else(|| {
-        format!(
-            "no plain loop for {}; valid: jvm-lbq, jvm-disruptor, jvm-jctools",
-            cell.variant
-        )
+        format!("no plain loop for {}; valid: jvm-lbq, jvm-disruptor, jvm-jctools", cell.variant)
     })?;
     let producer_type = if cell.producers == 1 { "single" } else { "multi" };
     let mut cmd = Command::new("java");
@@ -579,6 +576,36 @@ mod tests {
         assert_eq!(matching_wait("blocking"), "blocking", "seed 001's pairing");
     }
 
+    /// A group whose jar is absent names the jar and the package to install; one whose
+    /// jars are all there is available; a group that does not exist says so.
+    #[test]
+    fn a_missing_group_jar_names_its_install_command() {
+        let tools = std::env::temp_dir().join(format!("lab-jvm-groups-{}", std::process::id()));
+        std::fs::create_dir_all(tools.join("gone")).unwrap();
+        std::fs::create_dir_all(tools.join("here")).unwrap();
+        let jar = tools.join("here.jar");
+        std::fs::write(&jar, b"").unwrap();
+        std::fs::write(
+            tools.join("gone/jars"),
+            "# a comment\n/nonexistent/jctools-core.jar libjctools-java\n",
+        )
+        .unwrap();
+        std::fs::write(tools.join("here/jars"), format!("{} libhere-java\n", jar.display()))
+            .unwrap();
+        let why = group_jars_missing(&tools, "gone").expect("the jar is missing");
+        assert_eq!(
+            why, "no /nonexistent/jctools-core.jar (apt-get install libjctools-java)",
+            "one line with the install command"
+        );
+        assert_eq!(group_jars_missing(&tools, "here"), None);
+        assert!(group_jars_missing(&tools, "nope").unwrap().contains("no JVM group 'nope'"));
+        let _ = std::fs::remove_dir_all(&tools);
+        assert_eq!(group_of("jvm-jctools"), Some("jctools"));
+        assert_eq!(group_of("fault-jvm-jctools"), Some("jctools"));
+        assert_eq!(group_of("jvm-disruptor"), None);
+        assert_eq!(bus_impl("fault-jvm-jctools"), Some("jctools"));
+    }
+
     /// CLOCK_MONOTONIC now, ns, read as the JVM's System.nanoTime reads it.
     fn monotonic_ns() -> u64 {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -632,7 +659,7 @@ mod tests {
     /// The plain loops count what they were sent and report each measured run.
     #[test]
     fn plain_loops_run_each_original() {
-        for v in ["jvm-lbq", "jvm-disruptor"] {
+        for v in ["jvm-lbq", "jvm-disruptor", "jvm-jctools"] {
             let mut ctx = Ctx::new(crate::protocol::Pass::Timed);
             let runs = run_plain(&cell(v, 2, 20_000), &mut ctx).expect("the plain loop runs");
             assert_eq!(runs.len(), 2, "{v}");
