@@ -46,7 +46,7 @@ public final class Bus {
     // ---------------------------------------------------------------- command line
 
     static final String USAGE =
-        "usage: Bus --impl lbq|disruptor --producers P --messages N --warmup W --runs R"
+        "usage: Bus --impl lbq|disruptor|jctools --producers P --messages N --warmup W --runs R"
         + " --ring-size S --wait blocking|lite-blocking|sleeping|yielding|busy-spin"
         + " --producer-type multi|single [--capacity C] [--payload 16|64|256]"
         + " [--message inline|byte-array] [--sample-every K]"
@@ -84,6 +84,9 @@ public final class Bus {
     static final List<String> FLAGS = List.of("--impl", "--producers", "--messages", "--warmup",
         "--runs", "--ring-size", "--wait", "--producer-type", "--capacity", "--payload",
         "--message", "--sample-every", "--jit-warmup", "--fault", "--pin", "--plain");
+    /** The built-in queues, then the ones a JVM group supplies ({@link #PLUGS}). */
+    static final List<String> IMPLS = List.of("lbq", "disruptor", "jctools");
+
     static final List<String> REQUIRED = List.of("--impl", "--producers", "--messages",
         "--warmup", "--runs", "--ring-size", "--wait", "--producer-type");
 
@@ -142,7 +145,7 @@ public final class Bus {
             throw new BadArgs("missing " + String.join(", ", missing) + "; " + USAGE);
         }
         Config c = new Config();
-        c.impl = choice("--impl", m.get("--impl"), List.of("lbq", "disruptor"));
+        c.impl = choice("--impl", m.get("--impl"), IMPLS);
         c.plain = m.containsKey("--plain");
         c.producers = (int) count("--producers", m.get("--producers"), 1, 1024);
         c.messages = count("--messages", m.get("--messages"), 1, 1L << 40);
@@ -192,6 +195,56 @@ public final class Bus {
                 + " sequencer is unsafe with more); valid: multi, or --producers 1");
         }
         return c;
+    }
+
+    // ---------------------------------------------------------------- queues from JVM groups
+
+    /**
+     * A queue that a JVM group (tools/jvm/GROUP/, built against its own jars) supplies, so
+     * that Bus runs it with everything else unchanged (messages, split, check, stamps,
+     * per-thread accounting, the protocol): `--impl GROUP` loads the class PLUGS names, by
+     * name, so the base classes compile and run without the group's jars.
+     */
+    interface Plug {
+        /** A fresh, empty queue for one run (capacity `--ring-size`, wait `--wait`). */
+        Channel open(Config c);
+        /** What `--wait` runs in this library, for the outcome's `wait_strategy`. */
+        String waitStrategy(String wait);
+        /** The library and its version as its jar states them, for the outcome. */
+        String library();
+    }
+
+    /** One run's queue: producers `send`, the one consumer `consume`s. */
+    interface Channel {
+        /** Hands `m` over, waiting (the run's wait) while the queue is full. */
+        void send(Msg m);
+        /** Takes every message into `sink` until `sink.more()` is false, waiting while empty. */
+        void consume(Sink sink);
+    }
+
+    /** The consumer's side of a {@link Channel}. */
+    interface Sink {
+        void accept(Msg m);
+        /** Whether to keep taking messages. */
+        boolean more();
+    }
+
+    /** The group's queue of this process's `--impl`, or null for a built-in one. */
+    static Plug PLUG;
+
+    /** `--impl` name → the class of its group that implements {@link Plug}. */
+    static final Map<String, String> PLUGS = Map.of("jctools", "JctoolsQueue");
+
+    /** The plug-in of `impl`, loaded by name, or a bad command line naming the build. */
+    static Plug plug(String impl) throws BadArgs {
+        String cls = PLUGS.get(impl);
+        try {
+            return (Plug) Class.forName(cls).getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException | LinkageError e) {
+            throw new BadArgs("--impl " + impl + ": class " + cls + " is not on the class path ("
+                + e + "); build it with tools/jvm/build.sh OUT " + impl + " and run with OUT/"
+                + impl + " and its jars (tools/jvm/" + impl + "/jars) on the class path");
+        }
     }
 
     // ---------------------------------------------------------------- messages and checks
@@ -687,7 +740,7 @@ public final class Bus {
                 }
             }, "consumer");
             consumerThread.start();
-        } else {
+        } else if (c.impl.equals("disruptor")) {
             WaitStrategy ws = waitStrategy(c.wait);
             waitClass = ws.getClass().getSimpleName();
             final Thread[] made = new Thread[1];
@@ -716,6 +769,9 @@ public final class Bus {
                 };
                 producers[i] = new Thread(producer(c, st, stats[i], i, per[i], publish), stats[i].name);
             }
+        } else {
+            consumerThread = plugged(c, st, stats, checker, lat, form, per, producers);
+            waitClass = PLUG.waitStrategy(c.wait);
         }
         for (Thread t : producers) t.start();
 
@@ -750,6 +806,53 @@ public final class Bus {
         r.latencies = lat;
         r.waitStrategy = waitClass;
         return r;
+    }
+
+    /**
+     * A group's queue ({@link #PLUG}): a new message per send, as for the LinkedBlockingQueue
+     * (a queue of references), and the consumer's loop is the queue's own (`consume`); the
+     * check and the stamps are the same as for the built-in queues. Fills `producers`,
+     * starts and returns the consumer.
+     */
+    static Thread plugged(Config c, RunState st, ThreadStats[] stats, Checker checker,
+                          Latencies lat, Supplier<Msg> form, long[] per, Thread[] producers) {
+        final int P = c.producers;
+        final Channel q = PLUG.open(c);
+        for (int i = 0; i < P; i++) {
+            Sender send = (id, seq, sent) -> {
+                Msg m = form.get();
+                m.set(id, seq, sent);
+                q.send(m);
+            };
+            producers[i] = new Thread(producer(c, st, stats[i], i, per[i], send), stats[i].name);
+        }
+        Thread consumer = new Thread(() -> {
+            ThreadStats s = stats[P];
+            try {
+                s.start();
+                st.awaitGate();
+                q.consume(new Sink() {
+                    int ends;
+                    @Override public void accept(Msg m) {
+                        if (m.seq < 0) {
+                            ends++;
+                            return;
+                        }
+                        if (m.sentNs != 0) lat.record(System.nanoTime() - m.sentNs);
+                        checker.observe(m);
+                    }
+                    @Override public boolean more() { return ends < P; }
+                });
+                st.endNs = System.nanoTime();
+                s.endFast();
+                s.endSlow();
+                st.done.countDown();
+            } catch (Throwable t) {
+                st.fail(t);
+            }
+        }, "consumer");
+        consumer.start();
+        return consumer;
     }
 
     static void checkAlive(RunState st, long since, long limitNs, String what) {
@@ -911,6 +1014,7 @@ public final class Bus {
         b.append("],\"max_heap_bytes\":").append(Runtime.getRuntime().maxMemory());
         b.append(",\"available_processors\":").append(Runtime.getRuntime().availableProcessors());
         b.append('}');
+        b.append(",\"library\":").append(str(PLUG != null ? PLUG.library() : null));
         String[] dv = disruptorVersion();
         b.append(",\"disruptor_version\":").append(str(dv[0]));
         b.append(",\"disruptor_version_source\":").append(str(dv[1]));
@@ -934,6 +1038,15 @@ public final class Bus {
             System.err.println("Bus: " + e.getMessage());
             System.exit(2);
             return;
+        }
+        if (PLUGS.containsKey(c.impl)) {
+            try {
+                PLUG = plug(c.impl);
+            } catch (BadArgs e) {
+                System.err.println("Bus: " + e.getMessage());
+                System.exit(2);
+                return;
+            }
         }
         if (c.plain) {
             Plain.main(c, proto);

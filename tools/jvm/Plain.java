@@ -118,7 +118,7 @@ final class Plain {
                 }
             }, "consumer");
             consumer.start();
-        } else {
+        } else if (c.impl.equals("disruptor")) {
             final Disruptor<Bus.Msg> d = new Disruptor<>(form::get, c.ringSize, (ThreadFactory) r -> new Thread(() -> {
                     pin(c, 0);
                     r.run();
@@ -146,6 +146,35 @@ final class Plain {
                 }
             };
             stop = d::shutdown;
+        } else {
+            // A JVM group's queue (Bus.PLUG) as its user writes the loop: a new message per
+            // send, the consumer the queue's own consume loop.
+            final Bus.Channel q = Bus.PLUG.open(c);
+            send = (id, seq, sent) -> {
+                Bus.Msg m = form.get();
+                m.set(id, seq, sent);
+                q.send(m);
+            };
+            Thread consumer = new Thread(() -> {
+                try {
+                    pin(c, 0);
+                    ready.countDown();
+                    gate.await();
+                    final long[] k = new long[1];
+                    q.consume(new Bus.Sink() {
+                        @Override public void accept(Bus.Msg m) {
+                            checker.observe(m);
+                            k[0]++;
+                        }
+                        @Override public boolean more() { return k[0] < n; }
+                    });
+                    end[0] = System.nanoTime();
+                    done.countDown();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "consumer");
+            consumer.start();
         }
         Thread[] producers = new Thread[c.producers];
         for (int i = 0; i < c.producers; i++) {

@@ -24,12 +24,13 @@
 //!   ([`handoff::Checker`]: count, per-producer order, checksum): what differs from the
 //!   lab's cell is only the adapter and the harness's loop around it.
 //!
-//!   The JVM originals (jvm-lbq, jvm-disruptor): `Bus --plain` (tools/jvm/Plain.java),
-//!   `LinkedBlockingQueue`'s put/take or the Disruptor's next/get/publish with one
-//!   `EventHandler`, the same message form, stamps, split, collector flags and placement,
-//!   and the same check of every message as the Rust loops keep (Bus's checker: count,
-//!   per-producer order, checksum); without Bus's harness (end markers, latency recording,
-//!   per-thread accounting, protocol lines while it runs).
+//!   The JVM originals (jvm-lbq, jvm-disruptor, jvm-jctools): `Bus --plain`
+//!   (tools/jvm/Plain.java), `LinkedBlockingQueue`'s put/take, the Disruptor's
+//!   next/get/publish with one `EventHandler`, or `MpscArrayQueue`'s offer and drain, the
+//!   same message form, stamps, split, collector flags and placement, and the same check of
+//!   every message as the Rust loops keep (Bus's checker: count, per-producer order,
+//!   checksum); without Bus's harness (end markers, latency recording, per-thread
+//!   accounting, protocol lines while it runs).
 //!
 //! To give another variant a calibration, add its arm to [`competitor`] and its loop to
 //! [`run`].
@@ -58,6 +59,7 @@ fn competitor(variant: &str) -> Option<&'static str> {
         "disruptor-rs" => Some("disruptor-rs"),
         "jvm-lbq" => Some("jvm-lbq"),
         "jvm-disruptor" => Some("jvm-disruptor"),
+        "jvm-jctools" => Some("jvm-jctools"),
         _ => None,
     }
 }

@@ -117,7 +117,8 @@ impl CellSpec {
 /// The JVM's side of a `jvm-*` cell (run by `crate::measure::jvm`): where Bus lives, how to call it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct JvmSettings {
-    /// Class folder (from [`build`]).
+    /// The class path to run Bus with (`crate::measure::jvm::class_path`: the base class
+    /// folder and the Disruptor jar, a group's classes and jars before them).
     pub classes: String,
     /// JVM flags, split on whitespace.
     pub flags: String,
@@ -142,6 +143,10 @@ pub struct JvmReport {
     pub jvm: Value,
     /// Disruptor version from its jar, when the cell is the Disruptor.
     pub disruptor_version: Option<String>,
+    /// A JVM group's queue library and its version as its jar states it (`jctools-core
+    /// 2.1-SNAPSHOT`), for `jvm-jctools`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
     /// `SINGLE` or `MULTI`.
     pub producer_type: String,
     /// The JVM wait strategy (Bus's `--wait` name).

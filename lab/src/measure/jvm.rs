@@ -1,5 +1,7 @@
 //! The JVM originals as variants of `disruptor-vs-lbq`: Java's own `LinkedBlockingQueue`
-//! (`jvm-lbq`) and the LMAX Disruptor 3.4 (`jvm-disruptor`), run by `tools/jvm/Bus.java`.
+//! (`jvm-lbq`), the LMAX Disruptor 3.4 (`jvm-disruptor`) and JCTools' `MpscArrayQueue`
+//! (`jvm-jctools`, the JVM group `tools/jvm/jctools/`, a queue Bus loads by name), run by
+//! `tools/jvm/Bus.java`.
 //!
 //! A JVM cell is a fork like any other: the runner starts `lab __child`, whose cell starts
 //! `java … Bus` as its own child (in the same process group, so the watchdog and Ctrl-C
@@ -125,7 +127,12 @@ pub fn build() -> Result<PathBuf, String> {
 /// The jars a JVM group of tools/jvm needs (`tools/jvm/<group>/jars`: a path and the Debian
 /// package that installs it, a line each).
 pub fn group_jars(group: &str) -> Result<Vec<(String, String)>, String> {
-    let file = crate::machine::workspace_root().join("tools/jvm").join(group).join("jars");
+    group_jars_in(&crate::machine::workspace_root().join("tools/jvm"), group)
+}
+
+/// [`group_jars`] of the groups under `tools` (a folder laid out as tools/jvm).
+fn group_jars_in(tools: &Path, group: &str) -> Result<Vec<(String, String)>, String> {
+    let file = tools.join(group).join("jars");
     let text = std::fs::read_to_string(&file)
         .map_err(|e| format!("no JVM group '{group}' ({}: {e})", file.display()))?;
     Ok(text
@@ -143,7 +150,12 @@ pub fn group_unavailable(group: &str) -> Option<String> {
     if let Some(why) = unavailable() {
         return Some(why);
     }
-    let jars = match group_jars(group) {
+    group_jars_missing(&crate::machine::workspace_root().join("tools/jvm"), group)
+}
+
+/// Which of the jars of `group` under `tools` are missing, with the install command.
+fn group_jars_missing(tools: &Path, group: &str) -> Option<String> {
+    let jars = match group_jars_in(tools, group) {
         Ok(j) => j,
         Err(e) => return Some(e),
     };
@@ -186,6 +198,43 @@ fn build_script(extra: &[&str]) -> Result<PathBuf, String> {
         return Err(err.lines().last().unwrap_or("tools/jvm/build.sh failed").trim().to_string());
     }
     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// The JVM group (tools/jvm/<group>/) whose classes and jars `variant` needs beside the
+/// base classes, if any.
+pub fn group_of(variant: &str) -> Option<&'static str> {
+    match variant.trim_start_matches("fault-") {
+        "jvm-jctools" => Some("jctools"),
+        _ => None,
+    }
+}
+
+/// Why `variant` (a `jvm-*` one) cannot run here, with the install command, or `None`.
+pub fn variant_unavailable(variant: &str) -> Option<String> {
+    match group_of(variant) {
+        Some(g) => group_unavailable(g),
+        None => unavailable(),
+    }
+}
+
+/// Compiles what `variant` (a `jvm-*` one) runs when needed; the class path to run Bus
+/// with: the base classes and the Disruptor jar, and for a group's variant the group's
+/// classes and jars before them.
+pub fn class_path(variant: &str) -> Result<String, String> {
+    match group_of(variant) {
+        Some(g) => Ok(build_group(g)?.1),
+        None => Ok(format!("{}:{DISRUPTOR_JAR}", build()?.display())),
+    }
+}
+
+/// Bus's `--impl` for a `jvm-*` variant (planted faults run their variant's).
+fn bus_impl(variant: &str) -> Option<&'static str> {
+    match variant.trim_start_matches("fault-") {
+        "jvm-lbq" => Some("lbq"),
+        "jvm-disruptor" => Some("disruptor"),
+        "jvm-jctools" => Some("jctools"),
+        _ => None,
+    }
 }
 
 /// The JVM wait strategy paired with the Rust one: the same-named one (blocking →
@@ -236,6 +285,9 @@ struct BusOutcome {
     jvm: Value,
     #[serde(default)]
     disruptor_version: Option<String>,
+    /// A group's queue library and version (`jctools-core 2.1-SNAPSHOT`), else null.
+    #[serde(default)]
+    library: Option<String>,
     #[serde(default)]
     jit_warmup_messages: u64,
     warmup: Vec<BusRun>,
@@ -279,11 +331,8 @@ fn run_result(r: &BusRun, messages: u64) -> RunResult {
 /// Runs a `jvm-*` cell: Bus with the cell's settings, heartbeats relayed.
 pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     let j = cell.jvm.as_ref().ok_or("a jvm cell without its JVM settings")?;
-    let imp = match cell.variant.trim_start_matches("fault-") {
-        "jvm-lbq" => "lbq",
-        "jvm-disruptor" => "disruptor",
-        other => return Err(format!("not a JVM variant: {other}")),
-    };
+    let imp =
+        bus_impl(&cell.variant).ok_or_else(|| format!("not a JVM variant: {}", cell.variant))?;
     let producer_type = if cell.producers == 1 { "single" } else { "multi" };
     let mut probes = super::jvm_probes::Probes::prepare(&ctx.pass)?;
     let (messages, warmup, runs) = super::jvm_probes::bus_runs(cell, &ctx.pass);
@@ -291,7 +340,7 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     cmd.args(j.flags.split_whitespace())
         .args(probes.java_flags())
         .arg("-cp")
-        .arg(format!("{}:{DISRUPTOR_JAR}", j.classes))
+        .arg(&j.classes)
         .arg("Bus")
         .args(["--impl", imp, "--producers", &cell.producers.to_string()])
         .args(["--messages", &messages.to_string(), "--warmup", &warmup.to_string()])
@@ -355,6 +404,7 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
         jvm: Some(JvmReport {
             jvm: b.jvm,
             disruptor_version: b.disruptor_version,
+            library: b.library,
             producer_type: b.producer_type,
             wait: b.wait,
             wait_strategy: b.wait_strategy,
@@ -417,16 +467,15 @@ pub struct PlainRun {
 /// runs. Heartbeats are relayed to `ctx` (one per run), as [`run`] relays Bus's.
 pub fn run_plain(cell: &CellSpec, ctx: &mut Ctx) -> Result<Vec<PlainRun>, String> {
     let j = cell.jvm.as_ref().ok_or("a jvm cell without its JVM settings")?;
-    let imp = match cell.variant.as_str() {
-        "jvm-lbq" => "lbq",
-        "jvm-disruptor" => "disruptor",
-        other => return Err(format!("no plain loop for {other}; valid: jvm-lbq, jvm-disruptor")),
-    };
+    let imp = bus_impl(&cell.variant).filter(|_| !cell.variant.starts_with("fault-"));
+    let imp = imp.ok_or_else(|| {
+        format!("no plain loop for {}; valid: jvm-lbq, jvm-disruptor, jvm-jctools", cell.variant)
+    })?;
     let producer_type = if cell.producers == 1 { "single" } else { "multi" };
     let mut cmd = Command::new("java");
     cmd.args(j.flags.split_whitespace())
         .arg("-cp")
-        .arg(format!("{}:{DISRUPTOR_JAR}", j.classes))
+        .arg(&j.classes)
         .args(["Bus", "--plain", "--impl", imp, "--producers", &cell.producers.to_string()])
         .args(["--messages", &cell.messages.to_string(), "--warmup", &cell.warmup.to_string()])
         .args(["--runs", &cell.runs.to_string(), "--ring-size", &cell.ring_size.to_string()])
@@ -474,7 +523,7 @@ mod tests {
         if let Some(why) = unavailable() {
             panic!("the JVM tests need a JDK and the Disruptor jar: {why}");
         }
-        let classes = build().expect("tools/jvm/build.sh compiles Bus").display().to_string();
+        let classes = class_path(variant).expect("tools/jvm/build.sh compiles Bus");
         CellSpec {
             variant: variant.into(),
             wait: Some("blocking".into()),
@@ -527,6 +576,36 @@ mod tests {
         assert_eq!(matching_wait("blocking"), "blocking", "seed 001's pairing");
     }
 
+    /// A group whose jar is absent names the jar and the package to install; one whose
+    /// jars are all there is available; a group that does not exist says so.
+    #[test]
+    fn a_missing_group_jar_names_its_install_command() {
+        let tools = std::env::temp_dir().join(format!("lab-jvm-groups-{}", std::process::id()));
+        std::fs::create_dir_all(tools.join("gone")).unwrap();
+        std::fs::create_dir_all(tools.join("here")).unwrap();
+        let jar = tools.join("here.jar");
+        std::fs::write(&jar, b"").unwrap();
+        std::fs::write(
+            tools.join("gone/jars"),
+            "# a comment\n/nonexistent/jctools-core.jar libjctools-java\n",
+        )
+        .unwrap();
+        std::fs::write(tools.join("here/jars"), format!("{} libhere-java\n", jar.display()))
+            .unwrap();
+        let why = group_jars_missing(&tools, "gone").expect("the jar is missing");
+        assert_eq!(
+            why, "no /nonexistent/jctools-core.jar (apt-get install libjctools-java)",
+            "one line with the install command"
+        );
+        assert_eq!(group_jars_missing(&tools, "here"), None);
+        assert!(group_jars_missing(&tools, "nope").unwrap().contains("no JVM group 'nope'"));
+        let _ = std::fs::remove_dir_all(&tools);
+        assert_eq!(group_of("jvm-jctools"), Some("jctools"));
+        assert_eq!(group_of("fault-jvm-jctools"), Some("jctools"));
+        assert_eq!(group_of("jvm-disruptor"), None);
+        assert_eq!(bus_impl("fault-jvm-jctools"), Some("jctools"));
+    }
+
     /// CLOCK_MONOTONIC now, ns, read as the JVM's System.nanoTime reads it.
     fn monotonic_ns() -> u64 {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -546,7 +625,7 @@ mod tests {
         let out = Command::new("java")
             .args(j.flags.split_whitespace())
             .arg("-cp")
-            .arg(format!("{}:{DISRUPTOR_JAR}", j.classes))
+            .arg(&j.classes)
             .args(["Bus", "--impl", "lbq", "--producers", "2", "--messages", "20000"])
             .args(["--warmup", "1", "--runs", "2", "--ring-size", "1024", "--wait", "blocking"])
             .args(["--producer-type", "multi", "--jit-warmup", "0", "--sample-every", "64"])
@@ -580,7 +659,7 @@ mod tests {
     /// The plain loops count what they were sent and report each measured run.
     #[test]
     fn plain_loops_run_each_original() {
-        for v in ["jvm-lbq", "jvm-disruptor"] {
+        for v in ["jvm-lbq", "jvm-disruptor", "jvm-jctools"] {
             let mut ctx = Ctx::new(crate::protocol::Pass::Timed);
             let runs = run_plain(&cell(v, 2, 20_000), &mut ctx).expect("the plain loop runs");
             assert_eq!(runs.len(), 2, "{v}");

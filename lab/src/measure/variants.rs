@@ -116,6 +116,16 @@ const VARIANTS: &[VariantInfo] = &[
         unavailable: None,
         needs: Some("a JDK and libdisruptor-java"),
     },
+    VariantInfo {
+        name: "jvm-jctools",
+        description: "the JVM's bounded MPSC queue: JCTools MpscArrayQueue (capacity \
+                      --ring-size), offer retried and drain with the wait named as --wait, \
+                      tools/jvm/jctools",
+        ours: false,
+        takes_wait: true,
+        unavailable: None,
+        needs: Some("a JDK, libdisruptor-java and libjctools-java"),
+    },
 ];
 
 const FAULT_VARIANTS: &[VariantInfo] = &[
@@ -142,6 +152,15 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
         takes_wait: false,
         unavailable: None,
         needs: Some("a JDK"),
+    },
+    VariantInfo {
+        name: "fault-jvm-jctools",
+        description: "test only: jvm-jctools with one message dropped by producer 0 \
+                      (LAB_FAULTS=1)",
+        ours: false,
+        takes_wait: true,
+        unavailable: None,
+        needs: Some("a JDK, libdisruptor-java and libjctools-java"),
     },
     VariantInfo {
         name: "fault-slow-crossbeam",
@@ -185,8 +204,8 @@ pub fn handoffs() -> Vec<VariantInfo> {
 
 /// What `all` stands for in a `--variants` list: every variant but the planted faults
 /// and those unavailable in this build (JVM ones are then left out where no JDK is found).
-pub const ALL_HELP: &str =
-    "every variant above but the planted faults (jvm-* only where a JDK is found)";
+pub const ALL_HELP: &str = "every variant above but the planted faults (jvm-* only where a JDK \
+                            and their jars are found)";
 
 /// The help line of a `--variants` option taking the names of `variants`: what it is,
 /// then what the variants that need something more need, built from the registry.

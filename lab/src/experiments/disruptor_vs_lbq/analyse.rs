@@ -104,13 +104,24 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     let jvm = out.results.iter().find_map(|x| x.typed_detail::<HandoffDetail>()?.jvm);
     if let Some(j) = jvm {
         let jvm = &j.jvm;
+        let libraries: Vec<String> = out
+            .results
+            .iter()
+            .filter_map(|x| x.typed_detail::<HandoffDetail>()?.jvm?.library)
+            .fold(Vec::new(), |mut v, l| {
+                if !v.contains(&l) {
+                    v.push(l);
+                }
+                v
+            });
         out.environment.notes.push(format!(
-            "JVM rows: {} {} (java {}), flags {}; Disruptor {}",
+            "JVM rows: {} {} (java {}), flags {}; Disruptor {}{}",
             jvm["vm_name"].as_str().unwrap_or("?"),
             jvm["vm_version"].as_str().unwrap_or("?"),
             jvm["version"].as_str().unwrap_or("?"),
             jvm["flags"],
-            j.disruptor_version.as_deref().unwrap_or("–")
+            j.disruptor_version.as_deref().unwrap_or("–"),
+            libraries.iter().map(|l| format!("; {l}")).collect::<String>()
         ));
         out.method.push(jvm_method_line(a, out));
     }
@@ -142,13 +153,15 @@ fn jvm_method_line(a: &DvlArgs, out: &Results) -> String {
         .collect();
     format!(
         "JVM originals (tools/jvm/Bus.java) run as forks like the Rust rows: a new \
-         LinkedBlockingQueue or Disruptor per run, {} JIT warm-up pass(es) of min(messages, \
+         LinkedBlockingQueue, Disruptor or MpscArrayQueue per run, {} JIT warm-up pass(es) of min(messages, \
          1M) before the warm-up runs, the same messages, split and checksum as the Rust \
          harness (Bus's expected checksum is checked against the Rust one), latency stamped \
          with System.nanoTime (CLOCK_MONOTONIC) every {} messages per producer as the Rust \
          rows are. Message: {}. Pairs compared: locked ↔ jvm-lbq (both {}), ring ↔ \
          jvm-disruptor with ProducerType.SINGLE at P=1 (the Rust ring's single-producer \
-         sequencer) and MULTI above, Rust {} ↔ JVM {}{}. Collector(s): {}.",
+         sequencer) and MULTI above, ring ↔ jvm-jctools (JCTools' MpscArrayQueue of \
+         --ring-size slots, a new message per offer, offer retried and drain idling with the \
+         wait of the same name), Rust {} ↔ JVM {}{}. Collector(s): {}.",
         a.jit_warmup,
         a.sample_every,
         match a.jvm_message.name() {
@@ -275,6 +288,9 @@ pub struct JvmDetail {
     pub jvm: Value,
     /// The Disruptor library's version.
     pub disruptor_version: Option<String>,
+    /// A JVM group's queue library and version (`jctools-core …`, jvm-jctools), else none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
     /// `single` or `multi`.
     pub producer_type: String,
     /// The JVM Disruptor's wait strategy (Bus's `--wait` name).
@@ -549,6 +565,7 @@ fn jvm_of(outs: &[&CellOutput]) -> Option<JvmDetail> {
     Some(JvmDetail {
         jvm: first.jvm.clone(),
         disruptor_version: first.disruptor_version.clone(),
+        library: first.library.clone(),
         producer_type: first.producer_type.clone(),
         wait: first.wait.clone(),
         wait_strategy: first.wait_strategy.clone(),

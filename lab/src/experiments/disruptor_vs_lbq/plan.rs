@@ -23,10 +23,10 @@ fn chosen_variants(a: &DvlArgs, notes: &mut Vec<String>) -> Result<Vec<String>, 
         return Err("--variants: no variant given".into());
     }
     let mut chosen = Vec::new();
-    let jvm_missing = crate::measure::jvm::unavailable();
     for name in &requested {
         let info = variants::find(name).ok_or_else(|| variants::unknown_variant(name))?;
-        if let (true, Some(why)) = (is_jvm(name), &jvm_missing) {
+        let missing = is_jvm(name).then(|| crate::measure::jvm::variant_unavailable(name));
+        if let Some(Some(why)) = &missing {
             if a.variants.as_deref() != Some("all") {
                 return Err(format!("variant '{name}' cannot run here: {why}"));
             }
@@ -94,8 +94,8 @@ struct Settings<'a> {
     allocs: Vec<&'static str>,
     several: bool,
     reference: &'static str,
-    /// The compiled JVM classes, when a JVM variant runs.
-    classes: Option<String>,
+    /// Each JVM variant's class path (compiled), when a JVM variant runs.
+    classes: Vec<(String, String)>,
     /// The JVM rows' collector settings (`--jvm-gc`), each with its flags.
     gcs: Vec<(&'static str, String)>,
 }
@@ -132,11 +132,11 @@ fn settings<'a>(
     let allocs = allocators::expand(&a.allocator);
     let several = allocs.len() > 1;
     let reference = allocators::reference(&allocs);
-    let classes = if chosen.iter().any(|v| is_jvm(v)) {
-        Some(crate::measure::jvm::build()?.display().to_string())
-    } else {
-        None
-    };
+    let classes = chosen
+        .iter()
+        .filter(|v| is_jvm(v))
+        .map(|v| Ok((v.clone(), crate::measure::jvm::class_path(v)?)))
+        .collect::<Result<Vec<_>, String>>()?;
     let gcs = jvm_gcs(a)?;
     let s = Settings {
         a,
@@ -203,7 +203,7 @@ fn spec(
         min_measure_ms: a.min_fork_ms as f64,
         spread_measure_ms: a.spread_fork_ms as f64,
         in_run_trace: None,
-        jvm: s.classes.as_ref().zip(gc).filter(|_| is_jvm(v)).map(|(c, (gc, flags))| {
+        jvm: s.classes.iter().find(|c| c.0 == v).map(|c| &c.1).zip(gc).map(|(c, (gc, flags))| {
             crate::measure::harness::JvmSettings {
                 classes: c.clone(),
                 flags: flags.clone(),
@@ -217,7 +217,7 @@ fn spec(
                     other => other.to_string(),
                 },
                 jit_warmup: a.jit_warmup,
-                drop_one: v == "fault-jvm-lbq",
+                drop_one: v.starts_with("fault-jvm-"),
             }
         }),
         allocator: al.map(str::to_string),
@@ -324,12 +324,13 @@ fn baselines(s: &Settings<'_>, labels: &[&str]) -> Result<Baselines, String> {
         };
         (Some(baseline.clone()), baseline, Vec::new())
     };
-    // Each port against its JVM original, label by label (ring[w] ↔ jvm-disruptor[w],
-    // ring@mimalloc ↔ jvm-disruptor, locked ↔ jvm-lbq@g1 under the reference collector
+    // Each port against its JVM original, label by label (ring[w] ↔ jvm-disruptor[w], and
+    // the JVM's bounded MPSC queue: ring[w] ↔ jvm-jctools[w]; ring@mimalloc ↔ jvm-disruptor, locked ↔ jvm-lbq@g1 under the reference collector
     // when several ran).
     let gc_names: Vec<&str> = s.gcs.iter().map(|g| g.0).collect();
     let gc = (gc_names.len() > 1).then(|| collectors::reference(&gc_names));
-    for (port, orig) in [("locked", "jvm-lbq"), ("ring", "jvm-disruptor")] {
+    for (port, orig) in [("locked", "jvm-lbq"), ("ring", "jvm-disruptor"), ("ring", "jvm-jctools")]
+    {
         for l in labels.iter().filter(|l| l.split(['[', '@']).next() == Some(port)) {
             let stem = allocators::split_label(l).0;
             let wait = stem.strip_prefix(port).and_then(|r| r.strip_prefix('['));

@@ -1,0 +1,105 @@
+// jvm-jctools: JCTools' MpscArrayQueue (Debian's jctools-core 2.x), the JVM's bounded
+// multi-producer single-consumer array queue, as a queue Bus runs (`--impl jctools`, class
+// loaded by name: see Bus.Plug). Capacity `--ring-size`; producers retry `offer` while the
+// queue is full and the consumer drains with the queue's own `drain(consumer, wait, exit)`
+// (a loop of `relaxedPoll`), both idling with the wait that matches `--wait` (below and
+// tools/jvm/README.md).
+
+import org.jctools.queues.MessagePassingQueue;
+import org.jctools.queues.MpscArrayQueue;
+
+import java.io.InputStream;
+import java.util.Properties;
+import java.util.concurrent.locks.LockSupport;
+
+final class JctoolsQueue implements Bus.Plug {
+
+    @Override public Bus.Channel open(Bus.Config c) {
+        return new Queue(new MpscArrayQueue<>(c.ringSize), idler(c.wait));
+    }
+
+    /**
+     * The Disruptor 3.4 wait strategy of the same name, step for step, as a JCTools
+     * `WaitStrategy` (`idle(n)` is called with the number of empty tries so far):
+     * busy-spin: `Thread.onSpinWait` (BusySpinWaitStrategy); yielding: 100 empty spins, then
+     * `Thread.yield` (YieldingWaitStrategy); sleeping: 100 spins, 100 yields, then
+     * `LockSupport.parkNanos(100)` (SleepingWaitStrategy's defaults). blocking and
+     * lite-blocking: the queue has no condition to sleep on and no signal on offer, so the
+     * thread parks, `LockSupport.parkNanos(1)` per empty try (the kernel's timer slack makes
+     * that some 50 µs), as the Disruptor's own producers wait for room under every strategy.
+     */
+    static MessagePassingQueue.WaitStrategy idler(String wait) {
+        switch (wait) {
+            case "busy-spin":
+                return n -> {
+                    Thread.onSpinWait();
+                    return n + 1;
+                };
+            case "yielding":
+                return n -> {
+                    if (n < 100) return n + 1;
+                    Thread.yield();
+                    return n;
+                };
+            case "sleeping":
+                return n -> {
+                    if (n < 100) return n + 1;
+                    if (n < 200) {
+                        Thread.yield();
+                        return n + 1;
+                    }
+                    LockSupport.parkNanos(100);
+                    return n;
+                };
+            default:
+                return n -> {
+                    LockSupport.parkNanos(1);
+                    return n + 1;
+                };
+        }
+    }
+
+    @Override public String waitStrategy(String wait) {
+        switch (wait) {
+            case "busy-spin": return "MpscArrayQueue, Thread.onSpinWait";
+            case "yielding": return "MpscArrayQueue, 100 spins then Thread.yield";
+            case "sleeping": return "MpscArrayQueue, 100 spins, 100 yields, then parkNanos(100)";
+            default: return "MpscArrayQueue, parkNanos(1)";
+        }
+    }
+
+    @Override public String library() {
+        // Debian's jar has no Implementation-Version; Maven's pom.properties is in it.
+        try (InputStream in = MpscArrayQueue.class.getResourceAsStream(
+                "/META-INF/maven/org.jctools/jctools-core/pom.properties")) {
+            if (in != null) {
+                Properties props = new Properties();
+                props.load(in);
+                return "jctools-core " + props.getProperty("version", "?");
+            }
+        } catch (Exception ignored) {
+            // fall through
+        }
+        Package p = MpscArrayQueue.class.getPackage();
+        return "jctools-core " + (p != null ? p.getImplementationVersion() : null);
+    }
+
+    /** One run's queue. */
+    static final class Queue implements Bus.Channel {
+        final MpscArrayQueue<Bus.Msg> q;
+        final MessagePassingQueue.WaitStrategy idle;
+        Queue(MpscArrayQueue<Bus.Msg> q, MessagePassingQueue.WaitStrategy idle) {
+            this.q = q;
+            this.idle = idle;
+        }
+
+        @Override public void send(Bus.Msg m) {
+            int n = 0;
+            while (!q.offer(m)) n = idle.idle(n);
+        }
+
+        @Override public void consume(Bus.Sink sink) {
+            q.drain(sink::accept, idle, sink::more);
+        }
+    }
+}
