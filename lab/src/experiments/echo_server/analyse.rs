@@ -577,7 +577,7 @@ fn jvm_table(r: &Results) -> Option<Table> {
                 .filter(|(k, _)| pred(k))
                 .map(|(_, v)| v.get("task-clock").copied().flatten())
                 .sum();
-            ns.map_or("–".into(), |v| format!("{:.1}", v / 1e3))
+            ns.map_or("–".into(), |v| format!("{:.1}", v / 1e3 + 0.0))
         };
         t.rows.push(vec![
             x.label.clone(),

@@ -352,3 +352,80 @@ pub fn server_threads_cpu_ms(pid: u32) -> Option<(f64, usize)> {
     }
     (n > 0).then(|| (ns as f64 / 1e6, n))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use echo_server::http::{response_bytes, ResponseKind};
+    use std::io::{Read, Write as _};
+    use std::net::TcpStream;
+
+    fn exchange(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        s.write_all(request).expect("write");
+        s.shutdown(std::net::Shutdown::Write).expect("shutdown");
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).expect("read to the server's close");
+        out
+    }
+
+    /// Each JVM server answers byte for byte as the Rust server does (close, keep-alive then
+    /// close on one connection, HEAD, a malformed request), brackets a run with its marks,
+    /// and reports its account; under the planted fault the document is 100 bytes short.
+    #[test]
+    fn jvm_servers_answer_with_the_rust_servers_bytes() {
+        for (name, _, _) in SERVERS {
+            if let Some(why) = unavailable(name) {
+                panic!("{name} needs a JDK and its jars: {why}");
+            }
+            let c = cell(name, "serial", "").expect("builds");
+            assert!(c.flags.starts_with("-XX:+UseSerialGC -Xms256m -Xmx256m"), "{}", c.flags);
+            let mut s = JvmServer::start(&c, 0, false).expect("starts");
+            s.mark(true, 0, "measured").expect("run_start answered");
+            let ok = |keep| response_bytes(ResponseKind::Ok, keep).to_vec();
+            assert_eq!(exchange(s.addr(), b"GET / HTTP/1.0\r\nHost: x\r\n\r\n"), ok(false), "{name}");
+            let two = b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET / HTTP/1.1\r\nConnection: close\r\n\r\n";
+            assert_eq!(exchange(s.addr(), two), [ok(true), ok(false)].concat(), "{name}");
+            let head = exchange(s.addr(), b"HEAD / HTTP/1.1\r\nConnection: close\r\n\r\n");
+            assert_eq!(head, response_bytes(ResponseKind::OkHead, false), "{name}");
+            let bad = exchange(s.addr(), b"GARBAGE\r\n\r\n");
+            assert!(bad.starts_with(b"HTTP/1.0 400 Bad Request\r\n"), "{name}");
+            s.mark(false, 0, "measured").expect("run_end answered");
+            let (server, account) = s.stop(4, 1, 1).expect("stops with its account");
+            assert_eq!((server.requests_served, server.bad_requests), (4, 1), "{name}");
+            assert_eq!(server.connections_accepted, 4, "{name}");
+            assert_eq!(account.runs.len(), 1, "{name}");
+            assert!(account.jvm["flags"].to_string().contains("-XX:+UseSerialGC"), "{name}");
+            assert_eq!(account.netty_version.is_some(), name == "netty");
+
+            let mut f = cell(&format!("fault-{name}"), "serial", "").expect("builds");
+            assert!(f.short_body);
+            f.flags = c.flags.replace(" -XX:+AlwaysPreTouch", "");
+            let mut s = JvmServer::start(&f, 0, false).expect("starts");
+            s.mark(true, 0, "measured").expect("ready");
+            let r = exchange(s.addr(), b"GET / HTTP/1.0\r\n\r\n");
+            let text = String::from_utf8_lossy(&r);
+            assert!(text.contains("\r\nContent-Length: 928\r\n"), "{name}: {text}");
+            assert_eq!(r.len(), ok(false).len() - 100, "{name}");
+        }
+    }
+
+    #[test]
+    fn names_and_the_server_threads_cpu_of_this_process() {
+        assert!(is_jvm("java-nio") && is_jvm("fault-netty") && !is_jvm("inline"));
+        assert_eq!(server("fault-netty").map(|s| s.1), Some("NettyEcho"));
+        let h = std::thread::Builder::new()
+            .name("echo-test-spin".into())
+            .spawn(|| {
+                let t = std::time::Instant::now();
+                while t.elapsed() < Duration::from_millis(30) {}
+                std::thread::sleep(Duration::from_millis(200));
+            })
+            .expect("spawn");
+        std::thread::sleep(Duration::from_millis(100));
+        let (ms, n) = server_threads_cpu_ms(std::process::id()).expect("an echo-* thread");
+        assert!(n >= 1 && ms >= 20.0, "{ms} ms over {n} threads");
+        h.join().expect("join");
+    }
+}

@@ -898,6 +898,26 @@ mod tests {
     }
 
     #[test]
+    fn a_jvm_server_asked_for_without_its_jars_is_refused_with_the_install_command() {
+        let missing = |name: &str| {
+            (name == "netty").then(|| {
+                "no /usr/share/java/netty-common.jar (apt-get install libnetty-java)".to_string()
+            })
+        };
+        let asked = vec!["inline".to_string(), "netty".to_string()];
+        let err = chosen_servers(Some(&asked), missing).unwrap_err();
+        assert!(err.contains("'netty'") && err.contains("apt-get install libnetty-java"), "{err}");
+        assert_eq!(err.lines().count(), 1);
+        // The defaults leave it out and say why; java-nio, which can run, is in.
+        let (servers, notes) = chosen_servers(None, missing).expect("defaults");
+        assert_eq!(servers, ["inline", "locked", "ring", "reactive", "naive", "java-nio"]);
+        assert!(notes.iter().any(|n| n.starts_with("netty not measured") && n.contains("libnetty")));
+        assert!(notes.iter().any(|n| n.starts_with("java-nio: on")), "{notes:?}");
+        let (servers, _) = chosen_servers(Some(&asked), |_| None).expect("both run");
+        assert_eq!(servers, asked);
+    }
+
+    #[test]
     fn an_invalid_warm_up_or_a_fatal_event_loop_fails_the_fork() {
         let run = |valid: bool| EchoRun {
             load: good(10),
