@@ -50,16 +50,22 @@ fn java_nio_and_netty_run_valid_beside_the_rust_server_with_their_evidence() {
         let threads = runs[0]["counters"]["threads"].as_object().expect("counters by thread");
         assert!(threads.keys().any(|k| k.starts_with("echo-")), "{threads:?}");
         // The Rust server against this JVM server, paired within the rounds.
-        let q = r["ratios"].as_array().expect("ratios").iter().find(|q| {
-            q["variant"] == "inline" && q["baseline"] == label
-        });
+        let q = r["ratios"]
+            .as_array()
+            .expect("ratios")
+            .iter()
+            .find(|q| q["variant"] == "inline" && q["baseline"] == label);
         let q = q.unwrap_or_else(|| panic!("no inline/{label} ratio: {:#}", r["ratios"]));
         assert_eq!(q["rounds"], 2, "{q:#}");
         assert!(q["median"].as_f64().is_some_and(|m| m > 0.0));
     }
     assert_eq!(row(&r, "netty")["jvm"]["netty_version"], "4.1.48.Final");
-    let titles: Vec<&str> =
-        r["tables"].as_array().expect("tables").iter().filter_map(|t| t["title"].as_str()).collect();
+    let titles: Vec<&str> = r["tables"]
+        .as_array()
+        .expect("tables")
+        .iter()
+        .filter_map(|t| t["title"].as_str())
+        .collect();
     assert!(titles.iter().any(|t| t.starts_with("JVM servers")), "{titles:?}");
     let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
     assert!(md.contains("vs java-nio (paired)") && md.contains("vs netty (paired)"));

@@ -77,7 +77,8 @@ pub fn cell(name: &str, gc: &str, extra_flags: &str) -> Result<JvmCell, String> 
         None => format!("{}:{}", mjvm::build()?.display(), mjvm::DISRUPTOR_JAR),
         Some(g) => mjvm::build_group(g)?.1,
     };
-    let gc_flags = mjvm::gc_flags(gc, HEAP_BYTES).ok_or_else(|| format!("unknown --jvm-gc {gc}"))?;
+    let gc_flags =
+        mjvm::gc_flags(gc, HEAP_BYTES).ok_or_else(|| format!("unknown --jvm-gc {gc}"))?;
     Ok(JvmCell {
         class: class.into(),
         class_path,
@@ -384,7 +385,11 @@ mod tests {
             let mut s = JvmServer::start(&c, 0, false).expect("starts");
             s.mark(true, 0, "measured").expect("run_start answered");
             let ok = |keep| response_bytes(ResponseKind::Ok, keep).to_vec();
-            assert_eq!(exchange(s.addr(), b"GET / HTTP/1.0\r\nHost: x\r\n\r\n"), ok(false), "{name}");
+            assert_eq!(
+                exchange(s.addr(), b"GET / HTTP/1.0\r\nHost: x\r\n\r\n"),
+                ok(false),
+                "{name}"
+            );
             let two = b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET / HTTP/1.1\r\nConnection: close\r\n\r\n";
             assert_eq!(exchange(s.addr(), two), [ok(true), ok(false)].concat(), "{name}");
             let head = exchange(s.addr(), b"HEAD / HTTP/1.1\r\nConnection: close\r\n\r\n");
@@ -422,7 +427,8 @@ mod tests {
             .spawn(move || {
                 let t = std::time::Instant::now();
                 while t.elapsed() < Duration::from_millis(30) {}
-                let own = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
+                let own =
+                    std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
                 let ns: u64 = own.split_whitespace().next().unwrap().parse().unwrap();
                 tx.send(ns).expect("send");
                 std::thread::sleep(Duration::from_millis(300));

@@ -911,7 +911,9 @@ mod tests {
         // The defaults leave it out and say why; java-nio, which can run, is in.
         let (servers, notes) = chosen_servers(None, missing).expect("defaults");
         assert_eq!(servers, ["inline", "locked", "ring", "reactive", "naive", "java-nio"]);
-        assert!(notes.iter().any(|n| n.starts_with("netty not measured") && n.contains("libnetty")));
+        assert!(notes
+            .iter()
+            .any(|n| n.starts_with("netty not measured") && n.contains("libnetty")));
         assert!(notes.iter().any(|n| n.starts_with("java-nio: on")), "{notes:?}");
         let (servers, _) = chosen_servers(Some(&asked), |_| None).expect("both run");
         assert_eq!(servers, asked);
@@ -926,11 +928,16 @@ mod tests {
             valid,
             verdict: if valid { "ok".into() } else { "bad warm-up".into() },
         };
-        let o =
-            EchoOutcome { warmup: vec![run(false)], runs: vec![run(true)], server: None, jvm: None };
+        let o = EchoOutcome {
+            warmup: vec![run(false)],
+            runs: vec![run(true)],
+            server: None,
+            jvm: None,
+        };
         assert_eq!(o.failure().as_deref(), Some("bad warm-up"));
         let fatal = Server { fatal: Some("poll failed".into()), ..Server::default() };
-        let o = EchoOutcome { warmup: vec![], runs: vec![run(true)], server: Some(fatal), jvm: None };
+        let o =
+            EchoOutcome { warmup: vec![], runs: vec![run(true)], server: Some(fatal), jvm: None };
         assert!(o.failure().unwrap().contains("poll failed"));
     }
 }
