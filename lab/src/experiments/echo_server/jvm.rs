@@ -358,7 +358,7 @@ pub fn server_threads_cpu_ms(pid: u32) -> Option<(f64, usize)> {
 mod tests {
     use super::*;
     use echo_server::http::{response_bytes, ResponseKind};
-    use std::io::{Read, Write as _};
+    use std::io::Read;
     use std::net::TcpStream;
 
     fn exchange(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
