@@ -172,7 +172,7 @@ fn help_shows_the_options_defaults_and_possible_values() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let h = String::from_utf8_lossy(&o.stdout);
     for s in [
-        "[default: inline,locked,ring,reactive,naive]",
+        "[default: inline,locked,ring,reactive,naive, then java-nio and netty",
         "[possible values: inline, locked, ring",
         "--requests",
         "[default: 10000]",

@@ -64,9 +64,10 @@ pub struct JvmCounters {
 /// One reading of every thread seen so far: tid → (name, totals).
 type Reading = BTreeMap<u32, (String, Values)>;
 
-/// The JVM's own threads summed by kind; Bus's threads by their own names.
+/// The JVM's own threads summed by kind; Bus's threads and the echo servers' (`echo-*`) by
+/// their own names.
 pub fn kind(comm: &str) -> String {
-    if comm.starts_with("producer-") || comm == "consumer" {
+    if comm.starts_with("producer-") || comm == "consumer" || comm.starts_with("echo-") {
         comm.to_string()
     } else if comm.starts_with("GC Thread")
         || comm.starts_with("G1 ")
@@ -249,6 +250,7 @@ mod tests {
     #[test]
     fn threads_by_kind() {
         assert_eq!(kind("consumer"), "consumer");
+        assert_eq!(kind("echo-selector"), "echo-selector");
         assert_eq!(kind("producer-3"), "producer-3");
         assert_eq!(kind("GC Thread#0"), "GC threads");
         assert_eq!(kind("G1 Conc#0"), "GC threads");

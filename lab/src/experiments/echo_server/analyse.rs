@@ -87,6 +87,17 @@ pub struct EchoDetail {
     /// The trace pass's file, relative to the run folder.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// CPU time of the server's own threads per request served, µs, over the median fork
+    /// (warm-up, measured and ab runs; `server.server_cpu_ms` / `server.requests_served`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_cpu_us_per_request: Option<f64>,
+    /// A JVM server's account of the median fork: flags, collector, GC and perf counters per
+    /// measured run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<super::jvm::JvmAccount>,
+    /// A JVM server's GC time over its measured runs' time, %, in the median fork.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gc_pct_of_run: Option<f64>,
 }
 
 /// The heap pass of an echo-server row (dhat, one untimed run without ab).
@@ -124,6 +135,18 @@ fn fill_row(row: &mut Row, rec: &CellRecord<EchoServer>) {
         d.ab_style = Some(run.ab_style.clone());
         d.ab = run.ab.clone();
         d.server = fork.outcome.as_ref().and_then(|o| o.server.clone());
+        d.server_cpu_us_per_request = d.server.as_ref().and_then(|s| {
+            let ms = s.server_cpu_ms?;
+            (s.requests_served > 0).then(|| ms * 1e3 / s.requests_served as f64)
+        });
+        if let Some(o) = fork.outcome.as_ref() {
+            d.jvm = o.jvm.clone();
+            d.gc_pct_of_run = o.jvm.as_ref().and_then(|j| {
+                let gc: f64 = j.runs.iter().map(|r| r.gc_ms).sum();
+                let ms: f64 = o.runs.iter().map(|r| r.load.time_taken_s * 1e3).sum();
+                (ms > 0.0).then(|| 100.0 * gc / ms)
+            });
+        }
     }
     d.ab_requests_per_second = ab_median(rec);
     if let Some(p) = &rec.heap {
@@ -163,18 +186,41 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
         (true, Some("nginx")) => out.ratios.clone(),
         (true, _) => paired_ratios(&out.results, "nginx"),
     };
-    out.tables.push(main_table(a, out, baseline.as_deref(), &vs_nginx, with_ab));
-    // Kept beside the baseline's, so `lab compare` judges them too.
+    // Against each JVM server of the run, paired the same way.
+    let vs_jvm: Vec<(&str, Vec<Ratio>)> = super::jvm::SERVERS
+        .iter()
+        .map(|s| s.0)
+        .filter(|l| out.results.iter().any(|x| x.label == *l) && baseline.as_deref() != Some(*l))
+        .map(|l| (l, paired_ratios(&out.results, l)))
+        .collect();
+    out.tables.push(main_table(a, out, baseline.as_deref(), &vs_nginx, &vs_jvm, with_ab));
+    // Kept beside the baseline's, so `lab compare` judges them too; against a JVM server,
+    // the Rust rows' (the question of seed 003's port).
     if baseline.as_deref() != Some("nginx") {
         out.ratios.extend(vs_nginx);
+    }
+    for (_, qs) in vs_jvm {
+        out.ratios.extend(qs.into_iter().filter(|q| is_rust(&q.variant)));
     }
     out.tables.push(connection_table(out));
     out.tables.push(percentile_table(out));
     out.tables.push(server_table(out));
+    out.tables.extend(jvm_table(out));
     out.tables.extend(heap_table(out));
     out.tables.extend(crate::report::failure_table(out, &["server"], |x| vec![x.label.clone()]));
     files_and_notes(run, out);
     out.method.extend(method_lines(a, with_ab));
+    if out.results.iter().any(|x| super::jvm::is_jvm(&x.label)) {
+        let gc = crate::measure::jvm::GCS.iter().find(|g| g.0 == a.jvm_gc).map_or("", |g| g.1);
+        out.method.push(format!(
+            "JVM servers: --jvm-gc {} ({gc}; the heap is 256 MiB here), more flags: {}; each \
+             row's flags are in the JVM table. The fork brackets each load-generator run with \
+             run_start/run_end commands on the server's stdin; GC counts and perf counters on \
+             the java process's threads are read between the server's marks.",
+            a.jvm_gc,
+            if a.jvm_flags.is_empty() { "none" } else { &a.jvm_flags }
+        ));
+    }
     out.why = super::why::section(out);
     out.reasons = super::why::reasons(out);
     out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
@@ -255,6 +301,11 @@ fn status_text(x: &Row) -> String {
     }
 }
 
+/// Whether a row is one of the Rust echo server's (not nginx, not a JVM server).
+pub(super) fn is_rust(label: &str) -> bool {
+    label != "nginx" && !super::jvm::is_jvm(label)
+}
+
 fn ratio_of<'a>(ratios: &'a [Ratio], label: &str) -> Option<&'a Ratio> {
     ratios.iter().find(|r| r.variant == label)
 }
@@ -268,6 +319,7 @@ fn main_table(
     r: &Results,
     baseline: Option<&str>,
     vs_nginx: &[Ratio],
+    vs_jvm: &[(&str, Vec<Ratio>)],
     with_ab: bool,
 ) -> Table {
     let has_nginx = !vs_nginx.is_empty() || r.results.iter().any(|x| x.label == "nginx");
@@ -280,6 +332,7 @@ fn main_table(
     if has_nginx && baseline != Some("nginx") {
         head.push("vs nginx (paired) [interval]".into());
     }
+    head.extend(vs_jvm.iter().map(|(l, _)| format!("vs {l} (paired) [interval]")));
     head.extend(
         [
             "× seed 8,371",
@@ -333,6 +386,13 @@ fn main_table(
             row.push(match ratio_of(vs_nginx, &x.label) {
                 Some(q) => q.text(),
                 None if x.label == "nginx" => "reference".into(),
+                None => "–".into(),
+            });
+        }
+        for (l, qs) in vs_jvm {
+            row.push(match ratio_of(qs, &x.label) {
+                Some(q) => q.text(),
+                None if x.label == *l => "reference".into(),
                 None => "–".into(),
             });
         }
@@ -439,28 +499,107 @@ fn server_table(r: &Results) -> Table {
             "partial writes",
             "handled by workers",
             "errors",
+            "server threads CPU µs/request",
         ],
     );
     for x in r.results.iter().filter(|x| x.status == Status::Ok) {
-        let Some(s) = detail(x).server else { continue };
+        let d = detail(x);
+        let Some(s) = d.server else { continue };
+        let counted = |field: &str, v: String| {
+            if s.not_counted.iter().any(|f| f == field) {
+                "–".to_string()
+            } else {
+                v
+            }
+        };
         let per = s.event_loop_iterations as f64 / s.requests_served.max(1) as f64;
         t.rows.push(vec![
             x.label.clone(),
             s.requests_served.to_string(),
             s.connections_accepted.to_string(),
-            s.event_loop_iterations.to_string(),
-            format!("{per:.2}"),
-            s.partial_writes.to_string(),
+            counted("event_loop_iterations", s.event_loop_iterations.to_string()),
+            counted("event_loop_iterations", format!("{per:.2}")),
+            counted("partial_writes", s.partial_writes.to_string()),
             s.worker_handled.to_string(),
             s.errors.to_string(),
+            d.server_cpu_us_per_request.map_or("–".into(), |v| format!("{v:.1}")),
         ]);
     }
     t.note = Some(
         "Connection errors count resets and broken pipes, not clients closing normally; \
-         nginx keeps its own account."
+         nginx keeps its own account. Event-loop passes: the Rust event loop's polls, \
+         java-nio's select() calls; Netty does not count them (–). Server threads CPU: \
+         time on CPU of the threads named echo-* (the Rust event loop and workers, the Java \
+         selector, Netty's boss and worker; /proc schedstat) over the whole fork, ab's \
+         requests included, per request served."
             .into(),
     );
     t
+}
+
+fn per_request_us(c: &crate::profile::counters::Values) -> String {
+    c.get("task-clock").copied().flatten().map_or("–".into(), |ns| format!("{:.1}", ns / 1e3))
+}
+
+/// The JVM servers' evidence, each one's median fork: flags, GC, and CPU per request by
+/// thread from perf counters on the java process during the median measured run.
+fn jvm_table(r: &Results) -> Option<Table> {
+    let mut t = Table::new(
+        "JVM servers (median fork): flags, GC over the measured runs, task-clock per request \
+         by thread (perf, between each run's marks)",
+        &[
+            "server",
+            "JVM flags",
+            "collectors",
+            "GC collections/run",
+            "GC ms/run",
+            "GC % of run",
+            "process µs/request",
+            "echo-* threads µs/request",
+            "GC threads µs/request",
+            "JIT µs/request",
+        ],
+    );
+    for x in r.results.iter().filter(|x| x.status == Status::Ok) {
+        let d = detail(x);
+        let Some(j) = &d.jvm else { continue };
+        let runs = j.runs.len().max(1) as f64;
+        let gc_count: u64 = j.runs.iter().map(|r| r.gc_count).sum();
+        let gc_ms: f64 = j.runs.iter().map(|r| r.gc_ms).sum();
+        let collectors: Vec<&str> =
+            j.jvm["gc"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+        let c = j.runs.get(j.runs.len().saturating_sub(1) / 2).and_then(|r| r.counters.clone());
+        let by = |pred: &dyn Fn(&str) -> bool| -> String {
+            let Some(c) = &c else { return "–".into() };
+            let ns: Option<f64> = c
+                .threads
+                .iter()
+                .filter(|(k, _)| pred(k))
+                .map(|(_, v)| v.get("task-clock").copied().flatten())
+                .sum();
+            ns.map_or("–".into(), |v| format!("{:.1}", v / 1e3 + 0.0))
+        };
+        t.rows.push(vec![
+            x.label.clone(),
+            j.flags.clone(),
+            collectors.join(", "),
+            format!("{:.1}", gc_count as f64 / runs),
+            format!("{:.1}", gc_ms / runs),
+            d.gc_pct_of_run.map_or("–".into(), |p| format!("{p:.2}")),
+            c.as_ref().map_or("–".into(), |c| per_request_us(&c.process)),
+            by(&|k: &str| k.starts_with("echo-")),
+            by(&|k: &str| k == "GC threads"),
+            by(&|k: &str| k == "JIT compiler threads"),
+        ]);
+    }
+    t.note = Some(
+        "Each fork runs its own JVM (java FLAGS -cp … NioEcho|NettyEcho); the collector is \
+         --jvm-gc's, the heap fixed at 256 MiB and pre-touched. The counters cover the java \
+         process only (the load generator runs in the fork), from each run's run_start mark \
+         to its run_end."
+            .into(),
+    );
+    (!t.rows.is_empty()).then_some(t)
 }
 
 fn heap_table(r: &Results) -> Option<Table> {
@@ -502,7 +641,10 @@ fn method_lines(a: &EchoArgs, with_ab: bool) -> Vec<String> {
             "Each fork starts one server on 127.0.0.1: the echo server with the variant behind \
              its event loop ({} worker(s); inline = the event loop answers, no handoff; the \
              ring waits with the {} strategy, 1024 slots; the reactive pipeline prefetches \
-             256; the locked queue is unbounded) or nginx. It runs the lab's load generator \
+             256; the locked queue is unbounded), a JVM server (java-nio: one java.nio \
+             Selector thread accepting, reading and writing, seed 003's reactor; netty: Netty \
+             4.1 with one boss and one worker NioEventLoopGroup thread and HttpServerCodec; \
+             both a child JVM answering with the Rust server's bytes) or nginx. It runs the lab's load generator \
              (echo_server::loadgen, ab's model on one mio thread) in the same process{}, then \
              shuts the server down.",
             a.workers,

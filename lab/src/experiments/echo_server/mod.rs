@@ -20,6 +20,7 @@
 //! pass run once per echo-server cell, untimed; nginx has neither (another program).
 
 mod analyse;
+pub mod jvm;
 mod why;
 
 use crate::experiment::Finished;
@@ -61,11 +62,27 @@ pub enum Peer {
     Off,
 }
 
-/// The servers `--variants` may name: `inline` and every variant that runs through a
-/// handoff (the JVM originals do not: they are whole programs, not a handoff behind the
-/// event loop).
+/// The servers `--variants` may name: `inline`, every variant that runs through a handoff
+/// (the JVM handoff originals do not: they are whole programs, not a handoff behind the
+/// event loop), and the JVM servers (`java-nio`, `netty`; their planted faults with
+/// LAB_FAULTS=1).
 fn server_names() -> Vec<&'static str> {
-    std::iter::once("inline").chain(variants::handoffs().into_iter().map(|v| v.name)).collect()
+    let mut v: Vec<&'static str> = std::iter::once("inline")
+        .chain(variants::handoffs().into_iter().map(|v| v.name))
+        .chain(jvm::SERVERS.iter().map(|s| s.0))
+        .collect();
+    if crate::measure::faults::enabled() {
+        v.extend(["fault-java-nio", "fault-netty"]);
+    }
+    v
+}
+
+/// The servers measured when `--variants` is not given: these, then the JVM servers that
+/// can run here.
+pub const DEFAULT_SERVERS: [&str; 5] = ["inline", "locked", "ring", "reactive", "naive"];
+
+fn gc_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(crate::measure::jvm::GCS.iter().map(|g| g.0))
 }
 
 /// One name of `--variants`: its error names every valid one on one line.
@@ -105,11 +122,13 @@ fn wait_names() -> PossibleValuesParser {
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct EchoArgs {
     /// Servers, a comma list of the names below: `inline` (the event loop answers, no
-    /// handoff) or a handoff variant behind the event loop (fault-* are planted faults for
-    /// tests, offered with LAB_FAULTS=1).
-    #[arg(long, value_delimiter = ',', value_parser = ServerName,
-          default_value = "inline,locked,ring,reactive,naive")]
-    pub variants: Vec<String>,
+    /// handoff), a handoff variant behind the event loop, or a JVM server (`java-nio`: one
+    /// Java NIO Selector thread, seed 003's reactor; `netty`: Netty 4.1, one worker event
+    /// loop; each needs a JDK, netty also `apt-get install libnetty-java`); fault-* are
+    /// planted faults for tests, offered with LAB_FAULTS=1 [default:
+    /// inline,locked,ring,reactive,naive, then java-nio and netty where they can run]
+    #[arg(long, value_delimiter = ',', value_parser = ServerName)]
+    pub variants: Option<Vec<String>>,
     /// Requests per run, a count (ab's -n).
     #[arg(short = 'n', long, value_parser = size, default_value = "10000")]
     pub requests: u64,
@@ -138,6 +157,14 @@ pub struct EchoArgs {
     /// inline, or the first server].
     #[arg(long)]
     pub baseline: Option<String>,
+    /// The JVM servers' collector setting (each with its flags; tools/jvm/README.md), the
+    /// heap fixed at 256 MiB.
+    #[arg(long, value_parser = gc_names(), default_value = crate::measure::jvm::DEFAULT_GC)]
+    pub jvm_gc: String,
+    /// More JVM flags for the JVM servers, after the collector's (one string; a collector
+    /// flag is refused: choose it with --jvm-gc).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub jvm_flags: String,
 }
 
 /// What a fork is told: one server and the load.
@@ -163,6 +190,9 @@ pub struct EchoCell {
     pub warmup: usize,
     /// Measured runs per fork.
     pub runs: usize,
+    /// A JVM server's class path, flags and fault (`None` for the others).
+    #[serde(default)]
+    pub jvm: Option<jvm::JvmCell>,
 }
 
 /// min / mean / sd / median / max of one phase, ms (ab's "Connection Times").
@@ -361,6 +391,13 @@ pub struct Server {
     pub worker_handled: u64,
     /// Why the event loop stopped, when not on shutdown.
     pub fatal: Option<String>,
+    /// Fields above this server does not count (Netty: event-loop passes, partial writes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_counted: Vec<String>,
+    /// CPU time of the server's own threads (`echo-*`: the event loop and workers, the
+    /// Java selector, Netty's boss and worker) over the whole fork, ms (schedstat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_ms: Option<f64>,
 }
 
 impl From<ServerStats> for Server {
@@ -374,6 +411,8 @@ impl From<ServerStats> for Server {
             partial_writes: s.partial_writes,
             worker_handled: s.worker_handled,
             fatal: s.fatal,
+            not_counted: Vec::new(),
+            server_cpu_ms: None,
         }
     }
 }
@@ -402,6 +441,9 @@ pub struct EchoOutcome {
     pub runs: Vec<EchoRun>,
     /// The echo server's account (none for nginx).
     pub server: Option<Server>,
+    /// A JVM server's JVM account (flags, collector, GC and counters per measured run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<jvm::JvmAccount>,
 }
 
 impl Outcome for EchoOutcome {
@@ -472,17 +514,21 @@ impl WithHandoff for Start {
     }
 }
 
-/// A running server of a fork. Dropping either stops it.
+/// A running server of a fork. Dropping any stops it.
 enum Running {
     Echo(ServerHandle),
     Nginx(external::Nginx),
+    Jvm(Box<jvm::JvmServer>),
 }
 
 impl Running {
-    fn start(cell: &EchoCell, port: u16) -> Result<Running, String> {
+    fn start(cell: &EchoCell, port: u16, timed: bool) -> Result<Running, String> {
         if cell.server == "nginx" {
             let ng = external::Nginx::start(port, http::document()).map_err(|e| e.to_string())?;
             return Ok(Running::Nginx(ng));
+        }
+        if let Some(j) = &cell.jvm {
+            return Ok(Running::Jvm(Box::new(jvm::JvmServer::start(j, port, timed)?)));
         }
         let mut cfg = ServerConfig::on(SocketAddr::from(([127, 0, 0, 1], port)));
         cfg.workers = cell.workers;
@@ -505,25 +551,58 @@ impl Running {
         match self {
             Running::Echo(h) => h.addr(),
             Running::Nginx(n) => n.addr(),
+            Running::Jvm(j) => j.addr(),
         }
     }
 
-    fn stop(self) -> Result<Option<Server>, String> {
+    /// Marks a run's start or end to a JVM server (its counters and GC account); nothing
+    /// for the others.
+    fn mark(&mut self, start: bool, run: usize, phase: &str) -> Result<(), String> {
         match self {
-            Running::Echo(h) => Ok(Some(h.shutdown().into())),
-            Running::Nginx(n) => n.stop().map(|()| None).map_err(|e| e.to_string()),
+            Running::Jvm(j) => j.mark(start, run, phase),
+            _ => Ok(()),
+        }
+    }
+
+    /// Stops it: the echo server's account (none for nginx) and a JVM server's JVM account.
+    /// `requests`, `measured`, `all`: per run, measured runs, all runs.
+    fn stop(
+        self,
+        requests: u64,
+        measured: usize,
+        all: usize,
+    ) -> Result<(Option<Server>, Option<jvm::JvmAccount>), String> {
+        match self {
+            Running::Echo(h) => {
+                let cpu = jvm::server_threads_cpu_ms(std::process::id());
+                let mut s: Server = h.shutdown().into();
+                s.server_cpu_ms = cpu.map(|c| c.0);
+                Ok((Some(s), None))
+            }
+            Running::Nginx(n) => n.stop().map(|()| (None, None)).map_err(|e| e.to_string()),
+            Running::Jvm(j) => {
+                let cpu = jvm::server_threads_cpu_ms(j.pid());
+                let (mut s, account) = j.stop(requests, measured, all)?;
+                s.server_cpu_ms = cpu.map(|c| c.0);
+                Ok((Some(s), Some(account)))
+            }
         }
     }
 }
 
-/// One run against `addr`: the load generator, then ab when asked; a heartbeat after each.
+/// Run `i` against the server: the load generator between the run's marks, then ab when
+/// asked; a heartbeat after each.
 fn one_run(
-    addr: SocketAddr,
+    server: &mut Running,
+    (i, phase): (usize, &str),
     load: &LoadConfig,
     with_ab: bool,
     ctx: &mut Ctx,
 ) -> Result<EchoRun, String> {
+    let addr = server.addr();
+    server.mark(true, i, phase)?;
     let r = loadgen::run(addr, load).map_err(|e| format!("load generator: {e}"))?;
+    server.mark(false, i, phase)?;
     ctx.heartbeat();
     let ab = if with_ab {
         let a = external::run_ab(addr, load.requests, load.concurrency, load.keep_alive)
@@ -557,19 +636,19 @@ fn run_fork(cell: &EchoCell, ctx: &mut Ctx) -> Result<EchoOutcome, String> {
         keep_alive: cell.keep_alive,
         ..LoadConfig::default()
     };
-    let server = Running::start(cell, port)?;
-    let addr = server.addr();
-    let mut out = EchoOutcome { warmup: Vec::new(), runs: Vec::new(), server: None };
+    let mut server = Running::start(cell, port, timed)?;
+    let mut out = EchoOutcome { warmup: Vec::new(), runs: Vec::new(), server: None, jvm: None };
     for i in 0..warmup + runs {
         // On an error the server is dropped, which stops it.
-        let run = one_run(addr, &load, with_ab, ctx)?;
+        let phase = if i < warmup { "warmup" } else { "measured" };
+        let run = one_run(&mut server, (i, phase), &load, with_ab, ctx)?;
         if i < warmup {
             out.warmup.push(run);
         } else {
             out.runs.push(run);
         }
     }
-    out.server = server.stop()?;
+    (out.server, out.jvm) = server.stop(cell.requests, runs, warmup + runs)?;
     Ok(out)
 }
 
@@ -593,10 +672,13 @@ fn check_args(a: &EchoArgs) -> Result<(), String> {
             a.concurrency, a.requests
         ));
     }
-    for v in &a.variants {
+    for v in a.variants.iter().flatten() {
         if let Some(why) = variants::find(v).and_then(|i| i.unavailable) {
             return Err(format!("variant '{v}' is unavailable in this build: {why}"));
         }
+    }
+    if let Some(why) = crate::measure::jvm::check_extra_flags(&a.jvm_flags) {
+        return Err(why);
     }
     if a.port != 0 {
         if let Err(e) = TcpListener::bind(("127.0.0.1", a.port)) {
@@ -609,11 +691,48 @@ fn check_args(a: &EchoArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The servers of a run and a note for each JVM server the defaults leave out or take:
+/// `--variants` as given (a JVM server that cannot run here is an error naming the install
+/// command), or [`DEFAULT_SERVERS`] and the JVM servers that can run here. `unavailable`
+/// says why a JVM server cannot run ([`jvm::unavailable`]).
+fn chosen_servers(
+    variants: Option<&[String]>,
+    unavailable: impl Fn(&str) -> Option<String>,
+) -> Result<(Vec<String>, Vec<String>), String> {
+    let mut servers: Vec<String> = Vec::new();
+    let mut notes = Vec::new();
+    match variants {
+        Some(v) => {
+            for name in v {
+                if let Some(why) = jvm::is_jvm(name).then(|| unavailable(name)).flatten() {
+                    return Err(format!("variant '{name}' cannot run here: {why}"));
+                }
+                if !servers.contains(name) {
+                    servers.push(name.clone());
+                }
+            }
+        }
+        None => {
+            servers.extend(DEFAULT_SERVERS.map(String::from));
+            for (name, _, _) in jvm::SERVERS {
+                match unavailable(name) {
+                    None => {
+                        servers.push(name.into());
+                        notes.push(format!("{name}: on (it can run here; default)"));
+                    }
+                    Some(why) => notes.push(format!("{name} not measured (default): {why}")),
+                }
+            }
+        }
+    }
+    Ok((servers, notes))
+}
+
 impl Experiment for EchoServer {
     const NAME: &'static str = "echo-server";
     const ABOUT: &'static str = "seed 003 (the ReactiveJ echo server under ab -n 10000 -c 25): \
-        the echo server per handoff variant (inline, locked, ring, reactive, naive) and nginx \
-        under an ab-style load, requests/s with paired ratios, connection times, percentiles";
+        the echo server per handoff variant (inline, locked, ring, reactive, naive), the JVM \
+        servers (java-nio: one NIO Selector thread; netty) and nginx under an ab-style load, requests/s with paired ratios, connection times, percentiles";
     // One warm-up run per fork (a fresh server's first connections), eight rounds: enough
     // forks for a 99% interval of every row and ratio.
     const DEFAULTS: Defaults = Defaults {
@@ -631,11 +750,10 @@ impl Experiment for EchoServer {
         check_args(a)?;
         let (with_ab, ab_note) = peer_switch("ab", a.ab, external::ab_available())?;
         let (with_nginx, nginx_note) = peer_switch("nginx", a.nginx, external::nginx_available())?;
-        let mut servers: Vec<String> = Vec::new();
-        for v in &a.variants {
-            if !servers.contains(v) {
-                servers.push(v.clone());
-            }
+        let (mut servers, jvm_notes) = chosen_servers(a.variants.as_deref(), jvm::unavailable)?;
+        let mut jvm_cells = std::collections::BTreeMap::new();
+        for s in servers.iter().filter(|s| jvm::is_jvm(s)) {
+            jvm_cells.insert(s.clone(), jvm::cell(s, &a.jvm_gc, &a.jvm_flags)?);
         }
         if with_nginx {
             servers.push("nginx".into());
@@ -672,6 +790,7 @@ impl Experiment for EchoServer {
                     wait: a.wait.clone(),
                     warmup: shared.warmup as usize,
                     runs: shared.runs as usize,
+                    jvm: jvm_cells.get(s).cloned(),
                 };
                 let mut c = CellPlan::new(cell, s.as_str(), group.as_str())
                     .key("server", s.as_str())
@@ -681,14 +800,18 @@ impl Experiment for EchoServer {
                 c.unit = "req/s";
                 c.higher_is_better = true;
                 // The load generator's thread, the event loop and the workers (inline:
-                // none); nginx is one worker process.
-                c.threads = match s.as_str() {
-                    "inline" | "nginx" => 2,
+                // none); nginx is one worker process; java-nio its selector thread; netty
+                // its boss and its worker.
+                c.threads = match s.trim_start_matches("fault-") {
+                    "inline" | "nginx" | "java-nio" => 2,
+                    "netty" => 3,
                     _ => 2 + a.workers as usize,
                 };
-                // nginx is another program: neither dhat nor the recorder sees inside it.
-                c.heap = !nginx;
-                c.trace = !nginx;
+                // nginx and the JVM servers are other programs: neither dhat nor the
+                // recorder sees inside them.
+                let other = nginx || jvm::is_jvm(s);
+                c.heap = !other;
+                c.trace = !other;
                 c
             })
             .collect();
@@ -700,9 +823,11 @@ impl Experiment for EchoServer {
                            "ring_size": RING_SIZE, "reactive_prefetch": PREFETCH,
                            "locked_capacity": "unbounded",
                            "document_length": http::document().len(),
-                           "seed_requests_per_second": SEED_RPS}),
+                           "seed_requests_per_second": SEED_RPS,
+                           "jvm_gc": a.jvm_gc, "jvm_flags": a.jvm_flags,
+                           "jvm_servers": jvm_cells}),
             input_size: a.requests,
-            notes: vec![ab_note, nginx_note],
+            notes: [ab_note, nginx_note].into_iter().chain(jvm_notes).collect(),
         })
     }
 
@@ -773,6 +898,28 @@ mod tests {
     }
 
     #[test]
+    fn a_jvm_server_asked_for_without_its_jars_is_refused_with_the_install_command() {
+        let missing = |name: &str| {
+            (name == "netty").then(|| {
+                "no /usr/share/java/netty-common.jar (apt-get install libnetty-java)".to_string()
+            })
+        };
+        let asked = vec!["inline".to_string(), "netty".to_string()];
+        let err = chosen_servers(Some(&asked), missing).unwrap_err();
+        assert!(err.contains("'netty'") && err.contains("apt-get install libnetty-java"), "{err}");
+        assert_eq!(err.lines().count(), 1);
+        // The defaults leave it out and say why; java-nio, which can run, is in.
+        let (servers, notes) = chosen_servers(None, missing).expect("defaults");
+        assert_eq!(servers, ["inline", "locked", "ring", "reactive", "naive", "java-nio"]);
+        assert!(notes
+            .iter()
+            .any(|n| n.starts_with("netty not measured") && n.contains("libnetty")));
+        assert!(notes.iter().any(|n| n.starts_with("java-nio: on")), "{notes:?}");
+        let (servers, _) = chosen_servers(Some(&asked), |_| None).expect("both run");
+        assert_eq!(servers, asked);
+    }
+
+    #[test]
     fn an_invalid_warm_up_or_a_fatal_event_loop_fails_the_fork() {
         let run = |valid: bool| EchoRun {
             load: good(10),
@@ -781,10 +928,16 @@ mod tests {
             valid,
             verdict: if valid { "ok".into() } else { "bad warm-up".into() },
         };
-        let o = EchoOutcome { warmup: vec![run(false)], runs: vec![run(true)], server: None };
+        let o = EchoOutcome {
+            warmup: vec![run(false)],
+            runs: vec![run(true)],
+            server: None,
+            jvm: None,
+        };
         assert_eq!(o.failure().as_deref(), Some("bad warm-up"));
         let fatal = Server { fatal: Some("poll failed".into()), ..Server::default() };
-        let o = EchoOutcome { warmup: vec![], runs: vec![run(true)], server: Some(fatal) };
+        let o =
+            EchoOutcome { warmup: vec![], runs: vec![run(true)], server: Some(fatal), jvm: None };
         assert!(o.failure().unwrap().contains("poll failed"));
     }
 }
