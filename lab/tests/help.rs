@@ -181,6 +181,14 @@ fn variant_lists_match_the_registry_with_and_without_faults() {
             .map(|v| v.name.to_string())
             .collect();
         want.insert("inline".into());
+        // The JVM servers (and their planted faults when faults are on), listed whether or
+        // not this machine can run them (the help says what each needs).
+        for (name, _, _) in lab::experiments::ECHO_JVM_SERVERS {
+            want.insert(name.into());
+            if faults {
+                want.insert(format!("fault-{name}"));
+            }
+        }
         assert_eq!(listed, want, "echo-server --variants, LAB_FAULTS={env}");
         for (exp, opts) in [("disruptor-vs-lbq", &dvl), ("echo-server", &echo)] {
             let waits: BTreeSet<&str> = opts["--wait"].listed.iter().map(String::as_str).collect();

@@ -19,6 +19,7 @@ use crate::pipeline::{Entry, Registered};
 pub use alloc::AllocPooledVsUnpooled;
 pub use backpressure::{seed_case, BackpressureBuffer, Outcome};
 pub use disruptor_vs_lbq::DisruptorVsLbq;
+pub use echo_server::jvm::SERVERS as ECHO_JVM_SERVERS;
 pub use echo_server::EchoServer;
 pub use heap_growth::HeapGrowth;
 pub use latency::PublishOnLatency;
