@@ -266,7 +266,8 @@ impl Experiment for AllocPooledVsUnpooled {
         }
         let missing = crate::measure::jvm::group_unavailable(netty::GROUP);
         let faults = crate::measure::faults::enabled();
-        let (modes, left_out) = netty::chosen_modes(a.modes.as_deref(), missing.as_deref(), faults)?;
+        let (modes, left_out) =
+            netty::chosen_modes(a.modes.as_deref(), missing.as_deref(), faults)?;
         let mut notes = Vec::new();
         if let Some(n) = left_out {
             eprintln!("{}: {n}", Self::NAME);
@@ -305,9 +306,11 @@ impl Experiment for AllocPooledVsUnpooled {
             }
         }
         if shared.heap == Switch::On && jvm.is_some() {
-            notes.push("The heap pass (dhat) profiles the Rust rows only; the Netty rows' heap \
+            notes.push(
+                "The heap pass (dhat) profiles the Rust rows only; the Netty rows' heap \
                         bytes per op are in their JVM table."
-                .into());
+                    .into(),
+            );
         }
         let pairs = PAIRS
             .iter()
@@ -533,9 +536,10 @@ fn jmh_table(a: &AllocArgs, r: &Results) -> Table {
         let ratio = r.ratios.iter().find(|q| {
             q.group == x.group && q.variant == x.label && Some(q.baseline.as_str()) == twin
         });
-        let is_base = r.ratios.iter().any(|q| {
-            q.baseline == x.label && Mode::ALL.iter().any(|m| m.unpooled_twin() == mode)
-        });
+        let is_base = r
+            .ratios
+            .iter()
+            .any(|q| q.baseline == x.label && Mode::ALL.iter().any(|m| m.unpooled_twin() == mode));
         line.push(match ratio {
             Some(q) => format!("{} (against {})", q.text(), q.baseline),
             None if is_base => "baseline".into(),

@@ -331,7 +331,8 @@ pub fn jvm_table(r: &Results) -> Option<Table> {
     for x in r.results.iter().filter(|x| x.status == Status::Ok) {
         let d = super::detail(x);
         let Some(j) = d.jvm else { continue };
-        let med = |v: Vec<f64>| crate::stats::median(&v).map_or("–".into(), |m| format!("{m:.1}"));
+        let med =
+            |v: Vec<f64>| crate::stats::median(&v).map_or("–".into(), |m| format!("{m:.1}"));
         let clock = |thread: Option<&str>| {
             med(j
                 .counters
@@ -372,8 +373,7 @@ pub fn jvm_table(r: &Results) -> Option<Table> {
 mod tests {
     use super::*;
 
-    const MISSING: &str =
-        "no /usr/share/java/netty-buffer.jar (apt-get install libnetty-java)";
+    const MISSING: &str = "no /usr/share/java/netty-buffer.jar (apt-get install libnetty-java)";
 
     #[test]
     fn default_modes_include_netty_only_where_it_is_installed() {
