@@ -291,7 +291,10 @@ const OTHERS: &[(&str, &[&str])] = &[
     ("subscribe-overhead", &["--elements", "20000"]),
     ("publish-on-latency", &["--elements", "2000"]),
     ("backpressure-buffer", &["--elements", "500", "--trace", "off"]),
-    ("alloc-pooled-vs-unpooled", &["--ops", "5000", "--sizes", "0,1024,65536"]),
+    (
+        "alloc-pooled-vs-unpooled",
+        &["--ops", "5000", "--sizes", "0,1024,65536", "--modes", "pooled,unpooled"],
+    ),
     (
         "echo-server",
         &[

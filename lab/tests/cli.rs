@@ -481,7 +481,15 @@ fn ctrl_c_stops_every_experiment_within_seconds_and_keeps_what_finished() {
         &["publish-on-latency", "--elements", "20000", "--rounds", "100"],
         &["backpressure-buffer", "--rounds", "100"],
         &["heap-growth", "--messages", "8192"],
-        &["alloc-pooled-vs-unpooled", "--ops", "20000", "--rounds", "100"],
+        &[
+            "alloc-pooled-vs-unpooled",
+            "--ops",
+            "20000",
+            "--rounds",
+            "100",
+            "--modes",
+            "pooled,unpooled",
+        ],
         &[
             "echo-server",
             "-n",

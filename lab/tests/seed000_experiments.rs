@@ -189,7 +189,19 @@ fn publish_on_latency_with_rayon_twice_and_compared() {
 
 #[test]
 fn alloc_pooled_vs_unpooled_twice_and_compared() {
-    let args = ["--ops", "2000", "--rounds", "2", "--runs", "2", "--warmup", "1"];
+    // The Rust rows; the Netty rows have their own tests (netty_alloc.rs).
+    let args = [
+        "--ops",
+        "2000",
+        "--rounds",
+        "2",
+        "--runs",
+        "2",
+        "--warmup",
+        "1",
+        "--modes",
+        "pooled,unpooled",
+    ];
     let (r, a, stdout) = run("alloc-pooled-vs-unpooled", "alloc-a", &args);
     let rs = rows(&r);
     assert_eq!(rs.len(), 12, "6 sizes × 2 modes");
@@ -211,8 +223,20 @@ fn alloc_pooled_vs_unpooled_twice_and_compared() {
 #[test]
 fn alloc_heap_pass_counts_allocations_per_op() {
     let args = [
-        "--ops", "500", "--sizes", "1024", "--rounds", "1", "--runs", "1", "--warmup", "0",
-        "--heap", "on",
+        "--ops",
+        "500",
+        "--sizes",
+        "1024",
+        "--rounds",
+        "1",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--heap",
+        "on",
+        "--modes",
+        "pooled,unpooled",
     ];
     let (r, _, _) = run("alloc-pooled-vs-unpooled", "alloc-heap", &args);
     let per_op =
@@ -260,7 +284,20 @@ fn compare_of_two_experiments_is_one_line_and_exit_2() {
     let (_, a, _) = run(
         "alloc-pooled-vs-unpooled",
         "cmp-alloc",
-        &["--ops", "100", "--sizes", "0", "--rounds", "1", "--runs", "1", "--warmup", "0"],
+        &[
+            "--ops",
+            "100",
+            "--sizes",
+            "0",
+            "--rounds",
+            "1",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--modes",
+            "pooled,unpooled",
+        ],
     );
     let (_, b, _) = run(
         "subscribe-overhead",

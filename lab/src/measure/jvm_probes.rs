@@ -69,6 +69,21 @@ impl Probes {
         }
     }
 
+    /// After java exited, for a JVM program outside the handoff harness whose cell has no
+    /// trace pass (NettyAlloc): the timed pass's counters, one per measured run when the
+    /// program marked its runs (else one for the whole JVM, its note says so), each divided
+    /// by `per_run` (a run's operations; `all`: every operation the JVM did). Empty in an
+    /// untimed pass.
+    pub fn counters(
+        self,
+        measured: usize,
+        all_runs: usize,
+        per_run: u64,
+        all: u64,
+    ) -> Vec<crate::profile::counters::RunCounters> {
+        self.counters.map_or_else(Vec::new, |c| c.finish(measured, all_runs, per_run, all))
+    }
+
     /// After java exited: counters into the measured runs, the trace's file, off-CPU account
     /// and allocation sites into `out`. `cell_messages`: every message the JVM moved. `Err`
     /// when the trace pass could not read its recording (the pass then fails with it).

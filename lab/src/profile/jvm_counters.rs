@@ -14,7 +14,7 @@
 //! * The whole process is the sum over every thread seen (an `inherit` counter on the
 //!   process would add a live thread's counts to its parent only when it exits, so it
 //!   could not be read per run while the JVM's threads live on).
-//! * Per thread, Bus's threads keep their names; the JVM's own are summed by kind
+//! * Per thread, Bus's threads (and NettyAlloc's one worker, `alloc`) keep their names; the JVM's own are summed by kind
 //!   ([`kind`]): `GC threads` (`GC Thread#0`, `G1 Conc#0`, `G1 Refine#0`, …), `JIT
 //!   compiler threads` (`C1 CompilerThre`, `C2 CompilerThre`), `other JVM threads`.
 //! * Windows: when Bus marks its runs (`run_start` / `run_end` lines, [`crate::protocol::RunMark`], on
@@ -64,10 +64,14 @@ pub struct JvmCounters {
 /// One reading of every thread seen so far: tid → (name, totals).
 type Reading = BTreeMap<u32, (String, Values)>;
 
-/// The JVM's own threads summed by kind; Bus's threads and the echo servers' (`echo-*`) by
-/// their own names.
+/// The JVM's own threads summed by kind; the lab's programs' threads (Bus's producers and
+/// consumer, the echo servers' `echo-*`, NettyAlloc's `alloc`) by their own names.
 pub fn kind(comm: &str) -> String {
-    if comm.starts_with("producer-") || comm == "consumer" || comm.starts_with("echo-") {
+    if comm.starts_with("producer-")
+        || comm == "consumer"
+        || comm.starts_with("echo-")
+        || comm == "alloc"
+    {
         comm.to_string()
     } else if comm.starts_with("GC Thread")
         || comm.starts_with("G1 ")
@@ -252,6 +256,7 @@ mod tests {
         assert_eq!(kind("consumer"), "consumer");
         assert_eq!(kind("echo-selector"), "echo-selector");
         assert_eq!(kind("producer-3"), "producer-3");
+        assert_eq!(kind("alloc"), "alloc", "NettyAlloc's worker");
         assert_eq!(kind("GC Thread#0"), "GC threads");
         assert_eq!(kind("G1 Conc#0"), "GC threads");
         assert_eq!(kind("G1 Refine#0"), "GC threads");

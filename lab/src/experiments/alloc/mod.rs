@@ -9,6 +9,13 @@
 //! pooled/unpooled ratio paired within rounds. Each iteration's checksum is checked
 //! against the value it must have; a wrong one makes the row INVALID. The optional heap
 //! pass counts what each mode allocates per op under dhat.
+//!
+//! Beside them, seed 004's own subject: Netty 4.1's pooled and unpooled allocators, heap
+//! and direct ([`netty`], `tools/jvm/netty/NettyAlloc.java`), in the same rounds, with the
+//! Rust rows' ratios to them paired within rounds (pooled against `netty-pooled-heap`,
+//! unpooled against `netty-unpooled-heap`).
+
+mod netty;
 
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
@@ -18,7 +25,7 @@ use crate::protocol::Ctx;
 use crate::results::{Chart, FileLink, Ratio, Results, Row, Status, Table};
 use crate::stats::Summary;
 use buffer_pool::{Pool, SEED_SIZES};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
@@ -27,23 +34,94 @@ use std::time::Instant;
 #[derive(Debug)]
 pub struct AllocPooledVsUnpooled;
 
-/// Allocation mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+/// Allocation mode: a row of each size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// A warm buffer_pool::Pool: buffers reused without zeroing (as Netty's).
     Pooled,
     /// vec![0; n] from the global allocator (as Java's new byte[n]).
     Unpooled,
+    /// Netty's PooledByteBufAllocator, heapBuffer(n).
+    NettyPooledHeap,
+    /// Netty's UnpooledByteBufAllocator, heapBuffer(n).
+    NettyUnpooledHeap,
+    /// Netty's PooledByteBufAllocator, directBuffer(n).
+    NettyPooledDirect,
+    /// Netty's UnpooledByteBufAllocator, directBuffer(n).
+    NettyUnpooledDirect,
+    /// NettyPooledHeap with a planted leak (one release skipped per iteration): INVALID;
+    /// offered with `LAB_FAULTS=1` only.
+    FaultNettyPooledHeap,
 }
 
 impl Mode {
-    fn name(self) -> &'static str {
+    /// Every mode, in the tables' order.
+    pub const ALL: [Mode; 7] = [
+        Mode::Pooled,
+        Mode::Unpooled,
+        Mode::NettyPooledHeap,
+        Mode::NettyUnpooledHeap,
+        Mode::NettyPooledDirect,
+        Mode::NettyUnpooledDirect,
+        Mode::FaultNettyPooledHeap,
+    ];
+
+    /// Its name on the command line and its rows' label.
+    pub fn name(self) -> &'static str {
         match self {
             Mode::Pooled => "pooled",
             Mode::Unpooled => "unpooled",
+            Mode::NettyPooledHeap => "netty-pooled-heap",
+            Mode::NettyUnpooledHeap => "netty-unpooled-heap",
+            Mode::NettyPooledDirect => "netty-pooled-direct",
+            Mode::NettyUnpooledDirect => "netty-unpooled-direct",
+            Mode::FaultNettyPooledHeap => "fault-netty-pooled-heap",
         }
     }
+
+    /// A Netty row's (allocator, memory) as NettyAlloc takes them; `None` for the Rust rows.
+    pub fn netty(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Mode::Pooled | Mode::Unpooled => None,
+            Mode::NettyPooledHeap | Mode::FaultNettyPooledHeap => Some(("pooled", "heap")),
+            Mode::NettyUnpooledHeap => Some(("unpooled", "heap")),
+            Mode::NettyPooledDirect => Some(("pooled", "direct")),
+            Mode::NettyUnpooledDirect => Some(("unpooled", "direct")),
+        }
+    }
+
+    /// Whether it is a planted fault.
+    pub fn is_fault(self) -> bool {
+        self == Mode::FaultNettyPooledHeap
+    }
+
+    /// The row its pooled/unpooled ratio is taken against (`None`: it is that row).
+    fn unpooled_twin(self) -> Option<Mode> {
+        match self {
+            Mode::Pooled => Some(Mode::Unpooled),
+            Mode::NettyPooledHeap | Mode::FaultNettyPooledHeap => Some(Mode::NettyUnpooledHeap),
+            Mode::NettyPooledDirect => Some(Mode::NettyUnpooledDirect),
+            _ => None,
+        }
+    }
+}
+
+/// The ratios the experiment takes, (row, baseline), per size: each allocator's pooled
+/// against its unpooled, then the Rust rows against Netty's heap rows.
+const PAIRS: [(Mode, Mode); 5] = [
+    (Mode::Pooled, Mode::Unpooled),
+    (Mode::NettyPooledHeap, Mode::NettyUnpooledHeap),
+    (Mode::NettyPooledDirect, Mode::NettyUnpooledDirect),
+    (Mode::Pooled, Mode::NettyPooledHeap),
+    (Mode::Unpooled, Mode::NettyUnpooledHeap),
+];
+
+/// The checksum of cycles `first..first + n` that each write their first byte as
+/// (k + 1) mod 256 and read it back: what a warm pool's circulating buffer (incremented
+/// each cycle) and NettyAlloc's written byte both give.
+fn first_bytes(first: u64, n: u64) -> u64 {
+    (first..first + n).map(|k| (k + 1) % 256).sum()
 }
 
 /// Buffer sizes in bytes, `0,256,1Ki`.
@@ -73,6 +151,16 @@ pub struct AllocArgs {
     /// Buffer sizes in bytes, a comma list (the default is the seed's).
     #[arg(long, value_parser = sizes, default_value = "0,256,1024,4096,16384,65536")]
     pub sizes: Sizes,
+    /// Rows, a comma list: pooled, unpooled (the Rust pool, the global allocator),
+    /// netty-pooled-heap, netty-unpooled-heap, netty-pooled-direct, netty-unpooled-direct
+    /// (Netty 4.1's allocators on the JVM, apt-get install libnetty-java), or all [default:
+    /// all; the Netty rows only where their jars are installed, said on stderr]
+    #[arg(long)]
+    pub modes: Option<String>,
+    /// The Netty rows' JIT warm-up, ms: before its warm-up iterations each JVM fork cycles
+    /// until this much time has passed (JMH's warm-up iterations last 1 s each).
+    #[arg(long, value_parser = size, default_value = "1000")]
+    pub jvm_jit_warmup_ms: u64,
 }
 
 /// What a child runs.
@@ -88,6 +176,9 @@ pub struct Cell {
     pub warmup: usize,
     /// Measured iterations.
     pub runs: usize,
+    /// A Netty row's JVM (`None` for the Rust rows).
+    #[serde(default)]
+    pub jvm: Option<netty::JvmCell>,
 }
 
 /// One iteration.
@@ -99,19 +190,27 @@ pub struct Iteration {
     pub checksum: u64,
     /// The checksum it must have.
     pub expected: u64,
+    /// Buffers whose release freed them (the Netty rows count them; `None`: not counted).
+    #[serde(default)]
+    pub released: Option<u64>,
+    /// Cycles of the iteration.
+    #[serde(default)]
+    pub ops: u64,
 }
 
 impl Iteration {
     fn check(&self) -> Measured {
-        let valid = self.checksum == self.expected;
+        let mut wrong = Vec::new();
+        if let Some(r) = self.released.filter(|&r| r != self.ops) {
+            wrong.push(format!("released {r} of {} buffers", self.ops));
+        }
+        if self.checksum != self.expected {
+            wrong.push(format!("checksum {}, expected {}", self.checksum, self.expected));
+        }
         Measured {
             value: self.ops_per_ms,
-            valid,
-            verdict: if valid {
-                "ok".into()
-            } else {
-                format!("checksum {}, expected {}", self.checksum, self.expected)
-            },
+            valid: wrong.is_empty(),
+            verdict: if wrong.is_empty() { "ok".into() } else { wrong.join(", ") },
         }
     }
 }
@@ -125,6 +224,9 @@ pub struct AllocOutcome {
     pub runs: Vec<Iteration>,
     /// Buffers the pool held at the end.
     pub pool_cached_after: usize,
+    /// A Netty row's JVM side.
+    #[serde(default)]
+    pub jvm: Option<netty::NettyReport>,
 }
 
 impl Outcome for AllocOutcome {
@@ -162,15 +264,34 @@ impl Experiment for AllocPooledVsUnpooled {
         if a.ops == 0 {
             return Err("--ops must be at least 1 (got 0)".into());
         }
+        let missing = crate::measure::jvm::group_unavailable(netty::GROUP);
+        let faults = crate::measure::faults::enabled();
+        let (modes, left_out) =
+            netty::chosen_modes(a.modes.as_deref(), missing.as_deref(), faults)?;
+        let mut notes = Vec::new();
+        if let Some(n) = left_out {
+            eprintln!("{}: {n}", Self::NAME);
+            notes.push(format!("{n}."));
+        }
+        let jvm = match modes.iter().any(|m| m.netty().is_some()) {
+            true => {
+                let (_, classpath) = crate::measure::jvm::build_group(netty::GROUP)?;
+                let flags = netty::FLAGS.map(String::from).to_vec();
+                Some(netty::JvmCell { classpath, flags, jit_warmup_ms: a.jvm_jit_warmup_ms })
+            }
+            false => None,
+        };
         let mut cells = Vec::new();
         for &size in &a.sizes.0 {
-            for mode in [Mode::Pooled, Mode::Unpooled] {
+            for &mode in &modes {
+                let netty = mode.netty().is_some();
                 let cell = Cell {
                     mode,
                     size,
                     ops: a.ops,
                     warmup: shared.warmup as usize,
                     runs: shared.runs as usize,
+                    jvm: jvm.clone().filter(|_| netty),
                 };
                 let mut c = CellPlan::new(cell, mode.name(), format!("size={size}"))
                     .key("mode", mode.name())
@@ -179,25 +300,44 @@ impl Experiment for AllocPooledVsUnpooled {
                 c.unit = "ops/ms";
                 c.higher_is_better = true;
                 c.trace = false;
+                // dhat sees the Rust heap only.
+                c.heap = !netty;
                 cells.push(c);
             }
         }
+        if shared.heap == Switch::On && jvm.is_some() {
+            notes.push(
+                "The heap pass (dhat) profiles the Rust rows only; the Netty rows' heap \
+                        bytes per op are in their JVM table."
+                    .into(),
+            );
+        }
+        let pairs = PAIRS
+            .iter()
+            .filter(|(r, b)| modes.contains(r) && modes.contains(b))
+            .map(|(r, b)| (r.name().to_string(), b.name().to_string()))
+            .collect();
         Ok(Plan {
-            pairs: Vec::new(),
+            pairs,
             cells,
-            // Pooled against unpooled of the same size.
-            baseline: Some(Mode::Unpooled.name().into()),
-            config: json!({"ops_per_iteration": a.ops, "sizes": a.sizes, "seed_sizes": SEED_SIZES, "pool_limit_per_class": 64}),
+            baseline: None,
+            config: json!({"ops_per_iteration": a.ops, "sizes": a.sizes, "seed_sizes": SEED_SIZES,
+                "pool_limit_per_class": 64, "modes": modes,
+                "jvm": jvm.as_ref().map(|j| json!({"flags": j.flags, "jit_warmup_ms": j.jit_warmup_ms}))}),
             input_size: a.ops,
-            notes: Vec::new(),
+            notes,
         })
     }
 
     fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<AllocOutcome, String> {
+        if cell.mode.netty().is_some() {
+            return netty::run(cell, ctx);
+        }
         let (len, n) = (cell.size, cell.ops);
         let pool = Pool::default();
         let pooled = cell.mode == Mode::Pooled;
-        let mut out = AllocOutcome { warmup: Vec::new(), runs: Vec::new(), pool_cached_after: 0 };
+        let mut out =
+            AllocOutcome { warmup: Vec::new(), runs: Vec::new(), pool_cached_after: 0, jvm: None };
         // Pooled, len > 0: one buffer circulates and its first byte counts the cycles (mod
         // 256), so the expected checksum depends on the cycles done before this iteration.
         let mut cycles_done = 0u64;
@@ -208,10 +348,11 @@ impl Experiment for AllocPooledVsUnpooled {
             let expected = match (len, pooled) {
                 (0, _) => 0,
                 (_, false) => n,
-                (_, true) => (cycles_done..cycles_done + n).map(|k| (k + 1) % 256).sum(),
+                (_, true) => first_bytes(cycles_done, n),
             };
             cycles_done += n;
-            let it = Iteration { ops_per_ms: n as f64 / (ns.max(1.0) / 1e6), checksum, expected };
+            let ops_per_ms = n as f64 / (ns.max(1.0) / 1e6);
+            let it = Iteration { ops_per_ms, checksum, expected, released: None, ops: n };
             if i < cell.warmup {
                 out.warmup.push(it);
             } else {
@@ -228,8 +369,10 @@ impl Experiment for AllocPooledVsUnpooled {
             fill_row(row, rec);
         }
         out.tables.push(jmh_table(a, out).headline());
+        out.tables.extend(rust_vs_netty_table(out).map(Table::headline));
         out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
         out.charts = charts(out);
+        out.tables.extend(netty::jvm_table(out));
         out.tables.extend(heap_table(out));
         out.tables.extend(crate::report::failure_table(out, &["mode", "size"], |x| {
             vec![x.label.clone(), x.key_u64("size").map_or("?".into(), |s| s.to_string())]
@@ -247,7 +390,7 @@ impl Experiment for AllocPooledVsUnpooled {
                 out.notes.push(format!("heap {} {}: {e}", rec.plan.label, rec.plan.group));
             }
         }
-        out.method.extend(method_lines());
+        out.method.extend(method_lines(a, &run.cells));
     }
 }
 
@@ -272,6 +415,8 @@ pub struct AllocDetail {
     pub heap_file: Option<String>,
     /// The heap pass's figures.
     pub heap: Option<AllocHeap>,
+    /// A Netty row's JVM side (its valid forks).
+    pub jvm: Option<netty::NettyRow>,
 }
 
 /// The heap pass of a row (dhat; warm-up and measured iterations profiled).
@@ -351,6 +496,7 @@ fn fill_row(row: &mut Row, rec: &CellRecord<AllocPooledVsUnpooled>) {
         pool_cached_after: rec.outcomes().map(|o| o.pool_cached_after).max(),
         heap_file: heap.as_ref().map(|h| h.file.clone()),
         heap,
+        jvm: netty::NettyRow::of(rec.outcomes().filter_map(|o| o.jvm.as_ref())),
     });
 }
 
@@ -385,19 +531,69 @@ fn jmh_table(a: &AllocArgs, r: &Results) -> Table {
                 line.extend(std::iter::repeat_n("–".to_string(), 7));
             }
         }
-        let ratio = r.ratios.iter().find(|q| q.group == x.group && q.variant == x.label);
-        let is_base = r.ratios.iter().any(|q| q.baseline == x.label);
-        line.push(ratio.map_or(if is_base { "baseline".into() } else { "–".into() }, Ratio::text));
+        let mode = Mode::ALL.into_iter().find(|m| m.name() == x.label);
+        let twin = mode.and_then(Mode::unpooled_twin).map(Mode::name);
+        let ratio = r.ratios.iter().find(|q| {
+            q.group == x.group && q.variant == x.label && Some(q.baseline.as_str()) == twin
+        });
+        let is_base = r
+            .ratios
+            .iter()
+            .any(|q| q.baseline == x.label && Mode::ALL.iter().any(|m| m.unpooled_twin() == mode));
+        line.push(match ratio {
+            Some(q) => format!("{} (against {})", q.text(), q.baseline),
+            None if is_base => "baseline".into(),
+            None => "–".into(),
+        });
         t.rows.push(line);
     }
     t.note = Some(
         "Pooled buffers are reused without zeroing (as Netty's); unpooled ones are zeroed \
-         (vec![0; n], as Java's new byte[n]): zeroing is part of what the unpooled side pays. \
-         pooled/unpooled = pooled ops/ms ÷ unpooled ops/ms within each round, the median over \
-         rounds with its interval."
+         (vec![0; n], as Java's new byte[n]; Netty's unpooled heap buffer is a new byte[n], \
+         its unpooled direct one ByteBuffer.allocateDirect(n)): zeroing is part of what the \
+         unpooled side pays. pooled/unpooled = each allocator's pooled ops/ms ÷ its unpooled \
+         ops/ms within each round, the median over rounds with its interval."
             .into(),
     );
     t
+}
+
+/// The Rust rows against Netty's heap rows of the same size, paired within rounds.
+fn rust_vs_netty_table(r: &Results) -> Option<Table> {
+    let pairs = [PAIRS[3], PAIRS[4]];
+    let mut t = Table::new(
+        "The Rust rows against Netty's (ops/ms ratio paired within rounds: > 1, the Rust row \
+         is faster)",
+        &["size", "pooled / netty-pooled-heap", "unpooled / netty-unpooled-heap"],
+    );
+    let mut groups: Vec<&str> = Vec::new();
+    for x in &r.results {
+        if !groups.contains(&x.group.as_str()) {
+            groups.push(&x.group);
+        }
+    }
+    for g in groups {
+        let cell = |(v, b): (Mode, Mode)| {
+            r.ratios
+                .iter()
+                .find(|q| q.group == g && q.variant == v.name() && q.baseline == b.name())
+                .map(Ratio::text)
+        };
+        let cells: Vec<Option<String>> = pairs.into_iter().map(cell).collect();
+        if cells.iter().any(Option::is_some) {
+            let mut line = vec![g.trim_start_matches("size=").to_string()];
+            line.extend(cells.into_iter().map(|c| c.unwrap_or_else(|| "–".into())));
+            t.rows.push(line);
+        }
+    }
+    t.note = Some(
+        "Netty's heap rows are the counterparts: a Java heap buffer and a Rust Vec both live \
+         in their runtime's own heap. The Netty rows' JVM is the plain loop itself \
+         (allocator.heapBuffer(n) … release(), nothing between), so no calibration row is \
+         needed for it."
+            .into(),
+    );
+    (!t.rows.is_empty()).then_some(t)
 }
 
 fn heap_table(r: &Results) -> Option<Table> {
@@ -432,8 +628,8 @@ fn heap_table(r: &Results) -> Option<Table> {
     (!t.rows.is_empty()).then_some(t)
 }
 
-fn method_lines() -> Vec<String> {
-    vec![
+fn method_lines(a: &AllocArgs, cells: &[CellRecord<AllocPooledVsUnpooled>]) -> Vec<String> {
+    let mut v = vec![
         "Each measured iteration's ops/ms = ops / elapsed (Instant, ns); a fork (JMH's fork: a \
          fresh process) discards its warm-up iterations."
             .into(),
@@ -444,7 +640,30 @@ fn method_lines() -> Vec<String> {
          must equal its closed form, or the row is INVALID."
             .into(),
         "The criterion bench of the same cycles is crates/buffer-pool/benches.".into(),
-    ]
+    ];
+    if let Some(j) = cells.iter().find_map(|c| c.plan.cell.jvm.as_ref()) {
+        v.push(format!(
+            "Netty rows: tools/jvm/netty/NettyAlloc.java, a fresh JVM per fork ({}), one thread \
+             named alloc: per op allocator.heapBuffer(n) or directBuffer(n) on a \
+             PooledByteBufAllocator(true) or UnpooledByteBufAllocator(true), its byte 0 written \
+             ((k + 1) mod 256 for the process's k-th cycle) and read back, release(). Before \
+             its warm-up iterations each fork cycles for {} ms of JIT warm-up, unmarked; then \
+             the same warm-up and measured iterations of {} ops as the Rust rows. An iteration \
+             is valid when the bytes read back sum to the closed form (recomputed by the lab) \
+             and every buffer's release() freed it.",
+            j.flags.join(" "),
+            j.jit_warmup_ms,
+            a.ops
+        ));
+        v.push(
+            "Seed 004's JMH run: 2 forks, each 10 warm-up and 10 measured iterations of 1 s, \
+             one thread, ops/ms; here each row gets --rounds forks (one per round, rotated \
+             with the other rows of its size), each --warmup warm-up and --runs measured \
+             iterations of --ops cycles."
+                .into(),
+        );
+    }
+    v
 }
 
 #[cfg(test)]
