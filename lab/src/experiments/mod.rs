@@ -9,6 +9,7 @@ mod echo_server;
 mod heap_growth;
 mod latency;
 mod schedulers;
+mod rx_rows;
 mod subscribe;
 pub mod trace_overhead;
 pub mod verdict;
