@@ -95,6 +95,8 @@ fn subscribe_overhead_every_scheduler_twice_and_compared() {
         "0",
         "--scheduler",
         "all",
+        "--impl",
+        "reactive",
     ];
     let (r, a, stdout) = run("subscribe-overhead", "subscribe-a", &args);
     let rs = rows(&r);

@@ -279,6 +279,8 @@ impl Experiment for SubscribeOverhead {
         ns per element or subscription, each run's result checked";
     const DEFAULTS: Defaults =
         Defaults { rounds: 13, runs: 5, warmup: 3, trace: &[TraceMode::Off], heap: None };
+    // Each rx row is paired with a reactive row run seconds apart, as disruptor-vs-lbq's.
+    const MAKE_UP_ROUNDS: bool = true;
     type Args = SubscribeArgs;
     type Cell = Cell;
     type Outcome = SubscribeOutcome;
@@ -756,8 +758,9 @@ fn method_lines(a: &SubscribeArgs) -> Vec<String> {
          scaled to 1M elements in ms."
             .into(),
         "rx rows: RxJava 3 (Debian's librx-java; Reactor has no package here) in a JVM per \
-         fork, tools/jvm/rx/RxBench.java: Flowable.range summed through a plain long field \
-         (no volatile per element), Single.just(1) subscribed N times, the seed's \
+         fork, tools/jvm/rx/RxBench.java: Flowable.range summed into a plain long field, \
+         each element made opaque to the JIT as black_box makes it to LLVM (JMH's \
+         Blackhole trick: a store behind two volatile loads, no fence), Single.just(1) subscribed N times, the seed's \
          SyncSinglePublisher written against org.reactivestreams (one element once demand \
          arrives; request(n ≤ 0) signals onError, no recursion from onNext), \
          observeOn(Schedulers.single(), false, 256) for publish_on(single, 256). The same \

@@ -84,6 +84,13 @@ pub struct RxRun {
     pub gc_ms: u64,
     /// Bytes allocated by every live thread during the run.
     pub allocated_bytes: u64,
+    /// latency: elements stamped on another thread than the one that received them.
+    #[serde(default)]
+    pub crossed: u64,
+    /// latency, measured runs: each element's nanoTime from the map stamp to onNext, in
+    /// arrival order.
+    #[serde(default)]
+    pub latency_ns: Vec<u64>,
 }
 
 /// What RxBench returns.

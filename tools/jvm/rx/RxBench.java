@@ -7,6 +7,7 @@
 //   java -cp OUT/rx:OUT:rxjava.jar:reactive-streams.jar RxBench \
 //     --workload flowable-range|single-just|hand-written|observe-on \
 //     --n N --warmup W --runs R [--fault drop-one]
+//     [--demand bulk|one-by-one] [--scheduler single|computation]   (latency)
 //
 // Exit 0: done (also when a run's result is wrong: the outcome says so); 2: bad command
 // line (one line on stderr); 3: failed. tools/jvm/README.md ("RxJava") has the details.
@@ -28,9 +29,10 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 final class RxBench {
-    static final String USAGE = "usage: RxBench --workload flowable-range|single-just|hand-written|observe-on"
-        + " --n N --warmup W --runs R [--fault drop-one]";
-    static final String[] WORKLOADS = {"flowable-range", "single-just", "hand-written", "observe-on"};
+    static final String USAGE = "usage: RxBench --workload flowable-range|single-just|hand-written|observe-on|latency"
+        + " --n N --warmup W --runs R [--fault drop-one] [--demand bulk|one-by-one]"
+        + " [--scheduler single|computation]";
+    static final String[] WORKLOADS = {"flowable-range", "single-just", "hand-written", "observe-on", "latency"};
 
     /** observe-on's queue: Reactor's publishOn prefetch, the reactive crate's default. */
     static final int PREFETCH = 256;
@@ -46,6 +48,8 @@ final class RxBench {
         int warmup = -1;
         int runs = -1;
         String fault;
+        String demand = "bulk";
+        String scheduler = "single";
     }
 
     static int count(String flag, String v, int min) throws BadArgs {
@@ -89,6 +93,18 @@ final class RxBench {
                     if (!v.equals("drop-one")) throw new BadArgs("--fault: unknown '" + v + "'; valid: drop-one");
                     c.fault = v;
                     break;
+                case "--demand":
+                    if (!v.equals("bulk") && !v.equals("one-by-one")) {
+                        throw new BadArgs("--demand: unknown '" + v + "'; valid: bulk, one-by-one");
+                    }
+                    c.demand = v;
+                    break;
+                case "--scheduler":
+                    if (!v.equals("single") && !v.equals("computation")) {
+                        throw new BadArgs("--scheduler: unknown '" + v + "'; valid: single, computation");
+                    }
+                    c.scheduler = v;
+                    break;
                 default:
                     throw new BadArgs("unknown option '" + a + "'; " + USAGE);
             }
@@ -101,10 +117,32 @@ final class RxBench {
 
     // ------------------------------------------------------------------ the workloads
 
-    /** Sums what it is given; read `sum` after the run (no volatile per element). */
+    /**
+     * Makes each element opaque to the JIT, as the Rust rows' `black_box(item)` does to
+     * LLVM, without a fence: JMH's Blackhole trick, a store guarded by two volatile reads
+     * (plain loads on x86) that can never both match. Without it HotSpot inlines a whole
+     * subscribe loop, scalar-replaces its objects and folds the sums (the hand-written
+     * loop ran at 0.2 ns a subscription).
+     */
+    static final class Opaque {
+        volatile int b1 = 1;
+        volatile int b2 = 2;
+        int bait;
+        void consume(int v) {
+            if (v == b1 & v == b2) bait = v;
+        }
+    }
+
+    static final Opaque OPAQUE = new Opaque();
+
+    /** Sums what it is given; read `sum` after the run (no volatile store per element). */
     static final class Sum implements Consumer<Integer> {
         long sum;
-        @Override public void accept(Integer v) { sum += v; }
+        @Override public void accept(Integer v) {
+            int x = v;
+            OPAQUE.consume(x);
+            sum += x;
+        }
     }
 
     /**
@@ -154,9 +192,48 @@ final class RxBench {
         final Sum into;
         SumSubscriber(Sum into) { this.into = into; }
         @Override public void onSubscribe(Subscription s) { s.request(Long.MAX_VALUE); }
-        @Override public void onNext(Integer v) { into.sum += v; }
+        @Override public void onNext(Integer v) { into.accept(v); }
         @Override public void onError(Throwable t) { throw new IllegalStateException(t); }
         @Override public void onComplete() { }
+    }
+
+    /**
+     * Seed 000's latency test: range(0, n).map(i -> {nanoTime, thread}).observeOn(scheduler,
+     * false, 256), the subscriber recording nanoTime - stamp per element into `lat` (sized
+     * before the run) and whether the element was stamped on another thread. Bulk demand:
+     * request(Long.MAX_VALUE) once; one-by-one: request(1) after each element. Returns the
+     * elements that arrived in order (-1 on error or timeout); `crossed[0]` counts crossings.
+     */
+    static long latency(Config c, int n, long[] lat, long[] crossed) throws InterruptedException {
+        boolean one = c.demand.equals("one-by-one");
+        CountDownLatch end = new CountDownLatch(1);
+        AtomicBoolean failed = new AtomicBoolean();
+        int[] got = {0};
+        boolean[] inOrder = {true};
+        io.reactivex.rxjava3.core.Scheduler sched =
+            c.scheduler.equals("single") ? Schedulers.single() : Schedulers.computation();
+        Flowable.range(0, n)
+            .map(i -> new long[] {System.nanoTime(), i, Thread.currentThread().getId()})
+            .observeOn(sched, false, PREFETCH)
+            .subscribe(new io.reactivex.rxjava3.core.FlowableSubscriber<long[]>() {
+                Subscription s;
+                @Override public void onSubscribe(Subscription s) {
+                    this.s = s;
+                    s.request(one ? 1 : Long.MAX_VALUE);
+                }
+                @Override public void onNext(long[] e) {
+                    long now = System.nanoTime();
+                    int k = got[0]++;
+                    lat[k] = Math.max(1, now - e[0]);
+                    if (e[1] != k) inOrder[0] = false;
+                    if (e[2] != Thread.currentThread().getId()) crossed[0]++;
+                    if (one) s.request(1);
+                }
+                @Override public void onError(Throwable t) { failed.set(true); end.countDown(); }
+                @Override public void onComplete() { end.countDown(); }
+            });
+        if (!end.await(60, TimeUnit.SECONDS) || failed.get() || !inOrder[0]) return -1;
+        return got[0];
     }
 
     /** One run: the result it computed (the fault makes it one short). */
@@ -195,6 +272,7 @@ final class RxBench {
 
     /** The closed form every run must return. */
     static long expected(Config c) {
+        if (c.workload.equals("latency")) return c.n;
         return c.workload.equals("flowable-range") || c.workload.equals("observe-on")
             ? (long) c.n * (c.n + 1L) / 2 : c.n;
     }
@@ -270,16 +348,27 @@ final class RxBench {
                 String phase = measured ? "measured" : "warmup";
                 long[] gc0 = gc();
                 long a0 = allocated();
+                boolean lat = c.workload.equals("latency");
+                int n = c.fault == null ? c.n : c.n - 1;
+                long[] samples = lat ? new long[n] : null;
+                long[] crossed = {0};
                 long t0 = System.nanoTime();
                 proto.runStart(w, phase, t0);
-                long result = runOnce(c);
+                long result = lat ? latency(c, n, samples, crossed) : runOnce(c);
                 long t1 = System.nanoTime();
                 proto.runEnd(w, phase, t1);
                 long a1 = allocated();
                 long[] gc1 = gc();
+                StringBuilder extra = new StringBuilder();
+                if (lat) {
+                    extra.append(",\"crossed\":").append(crossed[0]).append(",\"latency_ns\":[");
+                    int k = (int) Math.max(0, result);
+                    for (int i = 0; i < k && measured; i++) extra.append(i > 0 ? "," : "").append(samples[i]);
+                    extra.append(']');
+                }
                 (measured ? runs : warm).add(String.format(Locale.ROOT,
-                    "{\"ns\":%d,\"result\":%d,\"gc_count\":%d,\"gc_ms\":%d,\"allocated_bytes\":%d}",
-                    t1 - t0, result, gc1[0] - gc0[0], gc1[1] - gc0[1], Math.max(0, a1 - a0)));
+                    "{\"ns\":%d,\"result\":%d,\"gc_count\":%d,\"gc_ms\":%d,\"allocated_bytes\":%d%s}",
+                    t1 - t0, result, gc1[0] - gc0[0], gc1[1] - gc0[1], Math.max(0, a1 - a0), extra));
                 System.err.printf(Locale.ROOT, "%s %d: %.3f ms, result %d%n", phase, w, (t1 - t0) / 1e6, result);
                 proto.heartbeat(w);
             }
@@ -287,6 +376,8 @@ final class RxBench {
             b.append(",\"n\":").append(c.n);
             b.append(",\"expected\":").append(expected(c));
             b.append(",\"prefetch\":").append(PREFETCH);
+            b.append(",\"demand\":").append(Protocol.str(c.demand));
+            b.append(",\"scheduler\":").append(Protocol.str(c.scheduler));
             b.append(",\"fault\":").append(Protocol.str(c.fault));
             b.append(",\"rxjava_version\":").append(Protocol.str(rxVersion()));
             b.append(",\"jvm\":").append(jvmJson());
