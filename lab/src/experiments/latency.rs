@@ -181,7 +181,11 @@ fn rx_scheduler(s: Sched) -> Option<&'static str> {
 
 /// One run of an rx cell, checked: all N elements, in order (RxBench checks the order and
 /// returns -1 when it broke).
-fn rx_lat_run(r: &crate::measure::rx::RxRun, n: u64, all: Option<&mut Histogram<u64>>) -> Result<LatRun, String> {
+fn rx_lat_run(
+    r: &crate::measure::rx::RxRun,
+    n: u64,
+    all: Option<&mut Histogram<u64>>,
+) -> Result<LatRun, String> {
     if u64::try_from(r.result).ok() != Some(n) {
         return Ok(LatRun {
             valid: false,
@@ -490,9 +494,10 @@ impl Experiment for PublishOnLatency {
                 }
             }
         }
-        let pairs = chosen.rx.as_ref().map_or_else(Vec::new, |rx| {
-            rx_cells(a, shared, rx, &vs, &ds, &mut cells)
-        });
+        let pairs = chosen
+            .rx
+            .as_ref()
+            .map_or_else(Vec::new, |rx| rx_cells(a, shared, rx, &vs, &ds, &mut cells));
         if cells.is_empty() {
             return Err("no rows: --impl rx runs beside --scheduler single or parallel only".into());
         }
@@ -663,9 +668,10 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
                 line.extend(std::iter::repeat_n("–".to_string(), 7));
             }
         }
-        let ratio = r.ratios.iter().find(|q| {
-            q.variant == x.label && q.group == mode && q.baseline == baseline
-        });
+        let ratio = r
+            .ratios
+            .iter()
+            .find(|q| q.variant == x.label && q.group == mode && q.baseline == baseline);
         line.push(
             ratio.map_or(
                 if x.label == baseline { "baseline".into() } else { "–".into() },
@@ -673,7 +679,8 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
             ),
         );
         if has_rx {
-            let q = r.ratios.iter().find(|q| q.variant == x.label && q.group == mode && against_rx(q));
+            let q =
+                r.ratios.iter().find(|q| q.variant == x.label && q.group == mode && against_rx(q));
             let is_rx = r.ratios.iter().any(|q| q.baseline == x.label);
             line.push(q.map_or(if is_rx { "counterpart" } else { "–" }.into(), Ratio::text));
         }

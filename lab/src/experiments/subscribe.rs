@@ -481,7 +481,11 @@ fn fill_row(row: &mut Row, rec: &CellRecord<SubscribeOverhead>) {
             .iter()
             .map(|j| j.allocated_bytes as f64 / c.n.max(1) as f64)
             .collect(),
-        counters: jvm_runs.iter().filter_map(|j| j.counters.as_ref()).map(|k| k.process.clone()).collect(),
+        counters: jvm_runs
+            .iter()
+            .filter_map(|j| j.counters.as_ref())
+            .map(|k| k.process.clone())
+            .collect(),
         n: c.n,
         expected_result: outs.first().map(|o| o.expected),
         runs_ns,
@@ -640,7 +644,16 @@ fn jvm_table(r: &Results) -> Option<Table> {
     let fmt = |v: Option<f64>, p: usize| v.map_or("–".into(), |v| format!("{v:.p$}"));
     let mut t = Table::new(
         "The rx rows' JVM (medians over the measured runs of the valid forks)",
-        &["row", "library", "JVM, collector", "GC per run", "GC ms per run", "allocated B/op", "CPU ns/op (every JVM thread)", "context switches per 1k ops"],
+        &[
+            "row",
+            "library",
+            "JVM, collector",
+            "GC per run",
+            "GC ms per run",
+            "allocated B/op",
+            "CPU ns/op (every JVM thread)",
+            "context switches per 1k ops",
+        ],
     );
     for x in &r.results {
         let d = detail(x);
@@ -648,9 +661,14 @@ fn jvm_table(r: &Results) -> Option<Table> {
             continue;
         }
         let jvm = d.jvm.as_ref().map_or("?".into(), |j| {
-            format!("{} {}", j["version"].as_str().unwrap_or("?"), d.jvm_gc.clone().unwrap_or_default())
+            format!(
+                "{} {}",
+                j["version"].as_str().unwrap_or("?"),
+                d.jvm_gc.clone().unwrap_or_default()
+            )
         });
-        let counter = |k: &str| med(d.counters.iter().filter_map(|c| c.get(k).copied().flatten()).collect());
+        let counter =
+            |k: &str| med(d.counters.iter().filter_map(|c| c.get(k).copied().flatten()).collect());
         t.rows.push(vec![
             x.label.clone(),
             d.library.clone(),

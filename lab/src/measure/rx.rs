@@ -134,8 +134,8 @@ pub fn run(
         cmd.args(["--fault", "drop-one"]);
     }
     let r = jvm::run_program(&mut cmd, ctx, (runs, warmup + runs), n)?;
-    let o: RxOutcome =
-        serde_json::from_value(r.outcome).map_err(|e| format!("unreadable RxBench outcome: {e}"))?;
+    let o: RxOutcome = serde_json::from_value(r.outcome)
+        .map_err(|e| format!("unreadable RxBench outcome: {e}"))?;
     if o.runs.len() != runs || o.warmup.len() != warmup || o.n != n {
         return Err(format!(
             "RxBench ran {} warm-up and {} measured runs of {} where {warmup}, {runs} of {n} \
