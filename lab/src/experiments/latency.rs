@@ -422,8 +422,10 @@ fn rx_cells(
             c.heap = false;
             c.trace = false;
             cells.push(c);
-            if vs.contains(&Variant::Reactive) {
-                pairs.push((label(Variant::Reactive, Some(s)), l));
+            // One pair per scheduler: the ratio machinery pairs it within each demand group.
+            let pair = (label(Variant::Reactive, Some(s)), l);
+            if vs.contains(&Variant::Reactive) && !pairs.contains(&pair) {
+                pairs.push(pair);
             }
         }
     }

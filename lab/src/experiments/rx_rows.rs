@@ -23,9 +23,14 @@ const IMPLS: &[(&str, &str)] = &[
     ),
 ];
 
+/// `--impl`'s value: the names given, in order (a type of its own, so clap takes the
+/// comma list as one value).
+#[derive(Debug, Clone, Serialize)]
+pub struct ImplList(pub Vec<String>);
+
 /// `--impl`'s parser: a comma list of [`IMPLS`] (and `fault-rx`, a planted fault, with
 /// `LAB_FAULTS=1`).
-fn impl_list(s: &str) -> Result<Vec<String>, String> {
+fn impl_list(s: &str) -> Result<ImplList, String> {
     let faults = crate::measure::faults::enabled();
     let names = parse_list(s);
     for n in &names {
@@ -38,11 +43,20 @@ fn impl_list(s: &str) -> Result<Vec<String>, String> {
     if names.is_empty() {
         return Err("--impl: an empty list; valid: reactive, rx".into());
     }
-    Ok(names)
+    Ok(ImplList(names))
 }
 
 fn impl_values() -> Vec<PossibleValue> {
-    IMPLS.iter().map(|(n, h)| PossibleValue::new(*n).help(*h)).collect()
+    let mut v: Vec<PossibleValue> =
+        IMPLS.iter().map(|(n, h)| PossibleValue::new(*n).help(*h)).collect();
+    if crate::measure::faults::enabled() {
+        v.push(
+            PossibleValue::new("fault-rx").help(
+                "planted fault, test only (LAB_FAULTS=1): the rx rows, every run one op short",
+            ),
+        );
+    }
+    v
 }
 
 /// The JVM collector names.
@@ -65,7 +79,7 @@ pub struct ImplArgs {
     /// Who runs each workload, a comma list [default: reactive, and rx where RxJava is
     /// installed; a note says when rx was left out].
     #[arg(long = "impl", value_parser = Choices::new(impl_list, impl_values))]
-    pub implementation: Option<Vec<String>>,
+    pub implementation: Option<ImplList>,
     /// The rx rows' garbage collector (JVM flags; heap fixed at 1 GiB for the sized ones).
     #[arg(long, default_value = "serial", value_parser = Choices::new(gc_name, gc_values))]
     pub jvm_gc: String,
@@ -119,7 +133,8 @@ impl ImplArgs {
     /// Resolves the options: builds RxBench when rx rows run (a one-line error on bad
     /// input or when rx was asked for and cannot run).
     pub fn choose(&self) -> Result<Chosen, String> {
-        let (reactive, rx, note) = decide(self.implementation.as_deref(), rx::unavailable())?;
+        let (reactive, rx, note) =
+            decide(self.implementation.as_ref().map(|l| l.0.as_slice()), rx::unavailable())?;
         let rx = match rx {
             Some(fault) => Some(RxSettings::prepare(&self.jvm_gc, &self.jvm_flags, fault)?),
             None => None,
@@ -155,7 +170,7 @@ mod tests {
 
     #[test]
     fn impl_names_are_checked() {
-        assert_eq!(impl_list("reactive,rx").unwrap(), ["reactive", "rx"]);
+        assert_eq!(impl_list("reactive,rx").unwrap().0, ["reactive", "rx"]);
         let e = impl_list("reactor").unwrap_err();
         assert!(e.contains("valid: reactive, rx"), "{e}");
     }
