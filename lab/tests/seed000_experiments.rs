@@ -143,6 +143,8 @@ fn publish_on_latency_with_rayon_twice_and_compared() {
         "0",
         "--scheduler",
         "parallel,rayon",
+        "--impl",
+        "reactive",
     ];
     let (r, a, _) = run("publish-on-latency", "latency-a", &args);
     let rs = rows(&r);
