@@ -95,6 +95,8 @@ fn subscribe_overhead_every_scheduler_twice_and_compared() {
         "0",
         "--scheduler",
         "all",
+        "--impl",
+        "reactive",
     ];
     let (r, a, stdout) = run("subscribe-overhead", "subscribe-a", &args);
     let rs = rows(&r);
@@ -141,6 +143,8 @@ fn publish_on_latency_with_rayon_twice_and_compared() {
         "0",
         "--scheduler",
         "parallel,rayon",
+        "--impl",
+        "reactive",
     ];
     let (r, a, _) = run("publish-on-latency", "latency-a", &args);
     let rs = rows(&r);

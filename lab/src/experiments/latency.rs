@@ -22,12 +22,21 @@
 //! Every run checks it got all N elements in order; a run that did not is INVALID (and so
 //! its row). A fork's measured elements go into one HDR histogram (1 ns .. 60 s, 3
 //! significant digits); a run's measured value is its own p50.
+//!
+//! RxJava (`rx-observe-on[…]` rows, `--impl`; [`crate::measure::rx`]): the seed's test on
+//! RxJava 3, `Flowable.range(0, N).map(i -> {System.nanoTime(), i, thread})
+//! .observeOn(scheduler, false, 256)`, bulk and one-by-one demand, on `Schedulers.single()`
+//! beside `reactive[single]` and `Schedulers.computation()` beside `reactive[parallel]`.
+//! `System.nanoTime` is CLOCK_MONOTONIC, the clock of [`handoff::now_ns`]; the samples
+//! come back to the lab and go into the same histograms.
 
+use super::rx_rows::{self, ImplArgs};
 use super::schedulers::{self, Sched, Schedulers};
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished};
+use crate::measure::rx::RxSettings;
 use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::protocol::Ctx;
 use crate::results::{Chart, Ratio, Results, Row, Status, Table, Target};
@@ -133,6 +142,9 @@ pub struct LatencyArgs {
     /// Worker threads of the parallel and rayon schedulers (single has one).
     #[arg(long, value_parser = size, default_value = "2")]
     pub workers: u64,
+    /// Who runs the reactive rows (`reactive`: the variants above), and the rx rows' JVM.
+    #[command(flatten)]
+    pub rx: ImplArgs,
 }
 
 /// What a child runs.
@@ -152,6 +164,67 @@ pub struct Cell {
     pub warmup: usize,
     /// Measured runs.
     pub runs: usize,
+    /// RxJava runs the cell (an `rx-observe-on[…]` row), with these settings.
+    #[serde(default)]
+    pub rx: Option<RxSettings>,
+}
+
+/// RxJava's scheduler for the reactive crate's: single for single, computation (a thread
+/// per core) for parallel; rayon has none.
+fn rx_scheduler(s: Sched) -> Option<&'static str> {
+    match s {
+        Sched::Single => Some("single"),
+        Sched::Parallel => Some("computation"),
+        Sched::Rayon => None,
+    }
+}
+
+/// One run of an rx cell, checked: all N elements, in order (RxBench checks the order and
+/// returns -1 when it broke).
+fn rx_lat_run(
+    r: &crate::measure::rx::RxRun,
+    n: u64,
+    all: Option<&mut Histogram<u64>>,
+) -> Result<LatRun, String> {
+    if u64::try_from(r.result).ok() != Some(n) {
+        return Ok(LatRun {
+            valid: false,
+            verdict: format!("{} of {n} elements arrived in order", r.result.max(0)),
+            latency_ns: None,
+            crossed: r.crossed,
+        });
+    }
+    let mut h = hist();
+    for &x in &r.latency_ns {
+        h.record(x.max(1)).map_err(|e| format!("histogram: {e}"))?;
+    }
+    if let Some(all) = all {
+        all.add(&h).map_err(|e| format!("histogram: {e}"))?;
+    }
+    Ok(LatRun {
+        valid: true,
+        verdict: "ok".into(),
+        latency_ns: (!h.is_empty()).then(|| Percentiles::of(&h)),
+        crossed: r.crossed,
+    })
+}
+
+/// An rx cell: RxBench's latency workload, its samples into the lab's histograms.
+fn run_rx(cell: &Cell, rx: &RxSettings, ctx: &mut Ctx) -> Result<LatencyOutcome, String> {
+    let s = cell.scheduler.and_then(rx_scheduler).ok_or("an rx cell without its scheduler")?;
+    let extra = ["--demand", cell.demand.name(), "--scheduler", s].map(String::from);
+    let (o, _) =
+        crate::measure::rx::run(rx, "latency", cell.n, (cell.warmup, cell.runs), &extra, ctx)?;
+    let mut all = hist();
+    let mut out = LatencyOutcome { warmup: Vec::new(), runs: Vec::new(), all: None };
+    for r in &o.warmup {
+        out.warmup.push(rx_lat_run(r, cell.n, None)?);
+    }
+    for r in &o.runs {
+        out.runs.push(rx_lat_run(r, cell.n, Some(&mut all))?);
+    }
+    out.all = (!all.is_empty()).then(|| Percentiles::of(&all));
+    Ok(out)
 }
 
 /// One run, checked.
@@ -314,6 +387,51 @@ fn distinct<T: PartialEq + Copy>(xs: &[T]) -> Vec<T> {
     out
 }
 
+/// The rx cells (a row per scheduler with an RxJava counterpart and demand), appended to
+/// `cells`; the pairs (reactive row of the same scheduler, rx row) where that row runs.
+fn rx_cells(
+    a: &LatencyArgs,
+    shared: &Shared,
+    rx: &RxSettings,
+    vs: &[Variant],
+    ds: &[Demand],
+    cells: &mut Vec<CellPlan<Cell>>,
+) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    for &s in &a.scheduler.0 {
+        let Some(rs) = rx_scheduler(s) else { continue };
+        for &d in ds {
+            let cell = Cell {
+                variant: Variant::Reactive,
+                scheduler: Some(s),
+                workers: a.workers as usize,
+                demand: d,
+                n: a.elements,
+                warmup: shared.warmup as usize,
+                runs: shared.runs as usize,
+                rx: Some(rx.clone()),
+            };
+            let l = format!("{}[{rs}]", rx_rows::label(rx, "observe-on"));
+            let mut c = CellPlan::new(cell, l.clone(), d.name())
+                .key("variant", "rx")
+                .key("demand", d.name())
+                .key("scheduler", s.name());
+            c.file_stem = format!("{}-{}", c.file_stem, d.name());
+            c.threads = 2;
+            c.unit = "µs p50";
+            c.heap = false;
+            c.trace = false;
+            cells.push(c);
+            // One pair per scheduler: the ratio machinery pairs it within each demand group.
+            let pair = (label(Variant::Reactive, Some(s)), l);
+            if vs.contains(&Variant::Reactive) && !pairs.contains(&pair) {
+                pairs.push(pair);
+            }
+        }
+    }
+    pairs
+}
+
 fn label(v: Variant, s: Option<Sched>) -> String {
     match s {
         Some(s) => format!("{}[{}]", v.name(), s.name()),
@@ -341,7 +459,8 @@ impl Experiment for PublishOnLatency {
             return Err("--workers must be at least 1 (got 0)".into());
         }
         let workers = a.workers as usize;
-        let vs = distinct(&a.variants);
+        let chosen = a.rx.choose()?;
+        let vs = if chosen.reactive { distinct(&a.variants) } else { Vec::new() };
         let ds = distinct(&a.demand);
         let mut cells = Vec::new();
         for &v in &vs {
@@ -360,6 +479,7 @@ impl Experiment for PublishOnLatency {
                         n: a.elements,
                         warmup: shared.warmup as usize,
                         runs: shared.runs as usize,
+                        rx: None,
                     };
                     let mut c = CellPlan::new(cell, label(v, s), d.name())
                         .key("variant", v.name())
@@ -376,6 +496,13 @@ impl Experiment for PublishOnLatency {
                 }
             }
         }
+        let pairs = chosen
+            .rx
+            .as_ref()
+            .map_or_else(Vec::new, |rx| rx_cells(a, shared, rx, &vs, &ds, &mut cells));
+        if cells.is_empty() {
+            return Err("no rows: --impl rx runs beside --scheduler single or parallel only".into());
+        }
         // Every row against the locked queue (the LinkedBlockingQueue port) of its demand
         // mode, when it runs; otherwise against the first row.
         let baseline = if vs.contains(&Variant::Locked) {
@@ -384,16 +511,19 @@ impl Experiment for PublishOnLatency {
             cells[0].label.clone()
         };
         Ok(Plan {
-            pairs: Vec::new(),
+            pairs,
             cells,
             baseline: Some(baseline),
-            config: json!({"elements": a.elements, "bound": BOUND, "ring_wait": "blocking", "schedulers": a.scheduler, "workers": workers}),
+            config: json!({"elements": a.elements, "bound": BOUND, "ring_wait": "blocking", "schedulers": a.scheduler, "workers": workers, "reactive": chosen.reactive, "rx": chosen.rx}),
             input_size: a.elements,
-            notes: Vec::new(),
+            notes: chosen.note.into_iter().collect(),
         })
     }
 
     fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<LatencyOutcome, String> {
+        if let Some(rx) = &cell.rx {
+            return run_rx(cell, rx, ctx);
+        }
         let mut all = hist();
         let mut out = LatencyOutcome { warmup: Vec::new(), runs: Vec::new(), all: None };
         for i in 0..cell.warmup + cell.runs {
@@ -486,7 +616,7 @@ fn fill_row(row: &mut Row, rec: &CellRecord<PublishOnLatency>) {
     let fork_p50s: Vec<f64> = outs.iter().filter_map(|o| o.all.map(|l| l.p50 as f64)).collect();
     let lat = merged(&outs);
     row.set_detail(&LatencyDetail {
-        variant: c.variant.name().to_string(),
+        variant: if c.rx.is_some() { "rx" } else { c.variant.name() }.to_string(),
         scheduler: c.scheduler.map(Sched::name).map(str::to_string),
         mode: c.demand.name().to_string(),
         elements_per_run: c.n,
@@ -502,12 +632,18 @@ fn us(ns: u64) -> String {
 }
 
 fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
-    let baseline = r.ratios.first().map(|x| x.baseline.clone()).unwrap_or_default();
+    let against_rx = |q: &Ratio| q.baseline.contains("rx-");
+    let baseline = r.ratios.iter().find(|q| !against_rx(q)).map(|x| x.baseline.clone());
+    let baseline = baseline.unwrap_or_default();
+    let has_rx = r.ratios.iter().any(against_rx);
     let mut t = Table::new(
         format!("Handoff latency, µs (N = {} per run; per fork one HDR histogram of its measured elements; percentiles: the median over forks)", a.elements),
         &["variant", "demand", "status", "p50 (row score) [interval]", "p90", "p99", "p99.9", "max", "fork p50 (min–max)", "elements", "crossed threads"],
     );
     t.header.push(format!("vs {baseline} (p50, paired)"));
+    if has_rx {
+        t.header.push("vs its RxJava row (p50, paired)".into());
+    }
     for x in &r.results {
         let d = detail(x);
         let mode = d.mode.clone();
@@ -534,13 +670,22 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
                 line.extend(std::iter::repeat_n("–".to_string(), 7));
             }
         }
-        let ratio = r.ratios.iter().find(|q| q.variant == x.label && q.group == mode);
+        let ratio = r
+            .ratios
+            .iter()
+            .find(|q| q.variant == x.label && q.group == mode && q.baseline == baseline);
         line.push(
             ratio.map_or(
                 if x.label == baseline { "baseline".into() } else { "–".into() },
                 Ratio::text,
             ),
         );
+        if has_rx {
+            let q =
+                r.ratios.iter().find(|q| q.variant == x.label && q.group == mode && against_rx(q));
+            let is_rx = r.ratios.iter().any(|q| q.baseline == x.label);
+            line.push(q.map_or(if is_rx { "counterpart" } else { "–" }.into(), Ratio::text));
+        }
         t.rows.push(line);
     }
     t.note = Some(format!(
@@ -623,6 +768,15 @@ fn method_lines(a: &LatencyArgs) -> Vec<String> {
              preallocated for N).",
             scheds.join(", ")
         ),
+        "rx rows: RxJava 3 in a JVM per fork (tools/jvm/rx/RxBench.java, workload latency): \
+         Flowable.range(0, N).map(i -> {System.nanoTime(), i, thread id}).observeOn(\
+         Schedulers.single() for single, Schedulers.computation() for parallel, false, 256), \
+         the subscriber recording nanoTime − stamp per element into an array sized before the \
+         run and checking the order; bulk: request(Long.MAX_VALUE), one-by-one: request(1) \
+         after each element. nanoTime is CLOCK_MONOTONIC as the Rust rows' now_ns; the \
+         samples come back to the lab and go into the same histograms. Each rx row is paired \
+         within rounds with reactive[single] or reactive[parallel] of its demand."
+            .into(),
         "Handoffs: stamp just before send, read just after recv, into a preallocated array; \
          one-by-one = the producer sends element i only after the consumer stored i into an \
          AtomicU64 acknowledgement (Release/Acquire), spinning on it and yielding every 64 \

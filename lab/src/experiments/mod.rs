@@ -8,6 +8,7 @@ mod disruptor_vs_lbq;
 mod echo_server;
 mod heap_growth;
 mod latency;
+mod rx_rows;
 mod schedulers;
 mod subscribe;
 pub mod trace_overhead;

@@ -7,14 +7,23 @@
 //! operator's queue, the sum on the worker), one row per `--scheduler`. Each run's result
 //! is checked against its closed form (`N(N+1)/2`, or `N`); a wrong result makes the run,
 //! and so its row, INVALID.
+//!
+//! Beside each workload, its RxJava 3 counterpart on the JVM (`rx-…` rows, `--impl`;
+//! [`crate::measure::rx`]): `Flowable.range` summed, `Single.just` and a hand-written
+//! org.reactivestreams publisher subscribed N times, range → `observeOn(Schedulers.single(),
+//! false, 256)` → sum, each in the same rounds, its ratio to the reactive row paired
+//! within rounds.
 
+use super::rx_rows::{self, ImplArgs};
 use super::schedulers::{self, Sched, Schedulers};
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished};
+use crate::measure::rx::RxSettings;
+use crate::profile::counters::RunCounters;
 use crate::protocol::Ctx;
-use crate::results::{Chart, Results, Row, Status, Table, Target};
+use crate::results::{Chart, Ratio, Results, Row, Status, Table, Target};
 use crate::stats::Summary;
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -43,6 +52,9 @@ pub struct SubscribeArgs {
     /// Worker threads of the parallel and rayon schedulers (single has one).
     #[arg(long, value_parser = size, default_value = "2")]
     pub workers: u64,
+    /// Who runs the workloads, and the rx rows' JVM.
+    #[command(flatten)]
+    pub rx: ImplArgs,
 }
 
 /// A workload.
@@ -77,6 +89,38 @@ impl Workload {
         }
     }
 
+    /// RxBench's name for the workload.
+    fn rx_name(self) -> &'static str {
+        match self {
+            Workload::FluxRange => "flowable-range",
+            Workload::MonoJust => "single-just",
+            Workload::HandWritten => "hand-written",
+            Workload::PublishOn => "observe-on",
+        }
+    }
+
+    /// The closed form a run of `n` must return.
+    fn expected(self, n: u64) -> u64 {
+        match self {
+            Workload::FluxRange | Workload::PublishOn => reactive::bench::expected_range_sum(n),
+            Workload::MonoJust | Workload::HandWritten => n,
+        }
+    }
+
+    fn what_rx(self) -> String {
+        match self {
+            Workload::FluxRange => "RxJava Flowable.range(1, N) summed (one subscription)",
+            Workload::MonoJust => "RxJava Single.just(1) subscribed N times",
+            Workload::HandWritten => {
+                "hand-written SyncSinglePublisher (org.reactivestreams, Java) subscribed N times"
+            }
+            Workload::PublishOn => {
+                "RxJava Flowable.range(1, N) → observeOn(Schedulers.single(), false, 256) → sum"
+            }
+        }
+        .into()
+    }
+
     fn what(self, s: Option<Sched>, workers: usize) -> String {
         match self {
             Workload::FluxRange => "Flux.range(1, N) summed (one subscription)".into(),
@@ -105,6 +149,9 @@ pub struct Cell {
     pub warmup: usize,
     /// Measured runs.
     pub runs: usize,
+    /// RxJava on the JVM runs the workload (an `rx-…` row), with these settings.
+    #[serde(default)]
+    pub rx: Option<RxSettings>,
 }
 
 /// One run: its time and the result it computed.
@@ -114,6 +161,22 @@ pub struct Run {
     pub ns: f64,
     /// What the workload returned (`u64::MAX` when publish_on failed or timed out).
     pub result: u64,
+    /// The JVM's figures of the run (rx rows only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<JvmRun>,
+}
+
+/// An rx run's JVM figures.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct JvmRun {
+    /// Collections during the run.
+    pub gc_count: u64,
+    /// Their time, ms.
+    pub gc_ms: u64,
+    /// Bytes allocated by every thread during the run.
+    pub allocated_bytes: u64,
+    /// perf counters of every thread of the java process, per op (timed forks).
+    pub counters: Option<RunCounters>,
 }
 
 /// What a child returns.
@@ -127,6 +190,12 @@ pub struct SubscribeOutcome {
     pub warmup: Vec<Run>,
     /// Measured runs.
     pub runs: Vec<Run>,
+    /// The rx rows' RxJava version.
+    #[serde(default)]
+    pub rxjava_version: Option<String>,
+    /// The rx rows' JVM (version, flags, collectors, heap).
+    #[serde(default)]
+    pub jvm: Option<serde_json::Value>,
 }
 
 impl SubscribeOutcome {
@@ -168,6 +237,40 @@ fn label(w: Workload, s: Option<Sched>) -> String {
     }
 }
 
+/// A reactive crate's cell. Rows of different workloads measure different ops: only the
+/// rows of one workload (publish-on's schedulers, a row and its rx counterpart) share a
+/// group and are compared.
+fn reactive_cell(cell: Cell, workers: usize) -> CellPlan<Cell> {
+    let (w, s) = (cell.workload, cell.scheduler);
+    let mut c = CellPlan::new(cell, label(w, s), w.name())
+        .key("workload", w.name())
+        .key("impl", "reactive");
+    if let Some(s) = s {
+        c = c.key("scheduler", s.name());
+        c.threads = 1 + s.threads(workers);
+    }
+    c.unit = "ns/op";
+    c.heap = false;
+    c.trace = false;
+    c
+}
+
+/// RxJava's cell of a workload: `rx-<RxBench's name>`, in the workload's group.
+fn rx_cell(cell: Cell, rx: &RxSettings) -> CellPlan<Cell> {
+    let (w, s) = (cell.workload, cell.scheduler);
+    let mut c = CellPlan::new(cell, rx_rows::label(rx, w.rx_name()), w.name())
+        .key("workload", w.name())
+        .key("impl", "rx");
+    if let Some(s) = s {
+        c = c.key("scheduler", s.name());
+        c.threads = 2;
+    }
+    c.unit = "ns/op";
+    c.heap = false;
+    c.trace = false;
+    c
+}
+
 impl Experiment for SubscribeOverhead {
     const NAME: &'static str = "subscribe-overhead";
     const ABOUT: &'static str =
@@ -175,7 +278,9 @@ impl Experiment for SubscribeOverhead {
         hand-written publisher subscribed N times, range → publish_on → sum per scheduler; \
         ns per element or subscription, each run's result checked";
     const DEFAULTS: Defaults =
-        Defaults { rounds: 6, runs: 5, warmup: 3, trace: &[TraceMode::Off], heap: None };
+        Defaults { rounds: 13, runs: 5, warmup: 3, trace: &[TraceMode::Off], heap: None };
+    // Each rx row is paired with a reactive row run seconds apart, as disruptor-vs-lbq's.
+    const MAKE_UP_ROUNDS: bool = true;
     type Args = SubscribeArgs;
     type Cell = Cell;
     type Outcome = SubscribeOutcome;
@@ -188,50 +293,62 @@ impl Experiment for SubscribeOverhead {
             return Err("--workers must be at least 1 (got 0)".into());
         }
         let workers = a.workers as usize;
+        let chosen = a.rx.choose()?;
         let mut specs: Vec<(Workload, Option<Sched>)> = vec![
             (Workload::FluxRange, None),
             (Workload::MonoJust, None),
             (Workload::HandWritten, None),
         ];
         specs.extend(a.scheduler.0.iter().map(|s| (Workload::PublishOn, Some(*s))));
-        let cells = specs
-            .into_iter()
-            .map(|(w, s)| {
-                let cell = Cell {
-                    workload: w,
-                    scheduler: s,
-                    workers,
-                    n: a.elements,
-                    warmup: shared.warmup as usize,
-                    runs: shared.runs as usize,
-                };
-                // Rows of different workloads measure different ops: only the publish-on
-                // rows (one per scheduler) share a group and are compared.
-                let mut c = CellPlan::new(cell, label(w, s), w.name()).key("workload", w.name());
-                if let Some(s) = s {
-                    c = c.key("scheduler", s.name());
-                    c.threads = 1 + s.threads(workers);
-                }
-                c.unit = "ns/op";
-                c.heap = false;
-                c.trace = false;
-                c
-            })
-            .collect::<Vec<_>>();
+        let base = |w: Workload, s: Option<Sched>| Cell {
+            workload: w,
+            scheduler: s,
+            workers,
+            n: a.elements,
+            warmup: shared.warmup as usize,
+            runs: shared.runs as usize,
+            rx: None,
+        };
+        let mut cells = Vec::new();
+        let mut pairs = Vec::new();
+        for (w, s) in specs {
+            if chosen.reactive {
+                cells.push(reactive_cell(base(w, s), workers));
+            }
+            // RxJava's counterpart: every workload, publish-on on the single scheduler.
+            let Some(rx) = chosen.rx.as_ref().filter(|_| s.is_none_or(|s| s == Sched::Single))
+            else {
+                continue;
+            };
+            let c = rx_cell(Cell { rx: Some(rx.clone()), ..base(w, s) }, rx);
+            if chosen.reactive {
+                pairs.push((label(w, s), c.label.clone()));
+            }
+            cells.push(c);
+        }
         // The publish-on rows against the first scheduler given (single by default).
-        let baseline =
-            (a.scheduler.0.len() > 1).then(|| label(Workload::PublishOn, Some(a.scheduler.0[0])));
+        if chosen.reactive && a.scheduler.0.len() > 1 {
+            let first = label(Workload::PublishOn, Some(a.scheduler.0[0]));
+            for s in &a.scheduler.0[1..] {
+                pairs.push((label(Workload::PublishOn, Some(*s)), first.clone()));
+            }
+        }
         Ok(Plan {
-            pairs: Vec::new(),
+            pairs,
             cells,
-            baseline,
-            config: json!({"elements": a.elements, "schedulers": a.scheduler, "workers": workers, "prefetch": reactive::DEFAULT_PREFETCH}),
+            baseline: None,
+            config: json!({"elements": a.elements, "schedulers": a.scheduler, "workers": workers,
+                "prefetch": reactive::DEFAULT_PREFETCH, "reactive": chosen.reactive,
+                "rx": chosen.rx}),
             input_size: a.elements,
-            notes: Vec::new(),
+            notes: chosen.note.into_iter().collect(),
         })
     }
 
     fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<SubscribeOutcome, String> {
+        if let Some(rx) = &cell.rx {
+            return run_rx(cell, rx, ctx);
+        }
         let n = cell.n;
         let timeout = Duration::from_secs(60);
         // One scheduler per child, made before the first run and disposed after the last,
@@ -250,11 +367,18 @@ impl Experiment for SubscribeOverhead {
             Workload::HandWritten => (n, &reactive::bench::hand_written_subscribe),
             Workload::PublishOn => (reactive::bench::expected_range_sum(n), &publish_on),
         };
-        let mut out = SubscribeOutcome { n, expected, warmup: Vec::new(), runs: Vec::new() };
+        let mut out = SubscribeOutcome {
+            n,
+            expected,
+            warmup: Vec::new(),
+            runs: Vec::new(),
+            rxjava_version: None,
+            jvm: None,
+        };
         for i in 0..cell.warmup + cell.runs {
             let t = Instant::now();
             let result = f(n);
-            let run = Run { ns: t.elapsed().as_nanos() as f64, result };
+            let run = Run { ns: t.elapsed().as_nanos() as f64, result, jvm: None };
             if i < cell.warmup {
                 out.warmup.push(run);
             } else {
@@ -273,6 +397,7 @@ impl Experiment for SubscribeOverhead {
             fill_row(row, rec);
         }
         out.tables.push(main_table(a, out).headline());
+        out.tables.extend(jvm_table(out));
         out.tables
             .extend(crate::report::failure_table(out, &["workload"], |x| vec![x.label.clone()]));
         out.targets = targets(out);
@@ -280,6 +405,42 @@ impl Experiment for SubscribeOverhead {
         out.charts.extend(main_chart(out));
         out.method.extend(method_lines(a));
     }
+}
+
+/// An rx cell: RxBench runs the workload; the closed form is the lab's own, and RxBench's
+/// must agree with it.
+fn run_rx(cell: &Cell, rx: &RxSettings, ctx: &mut Ctx) -> Result<SubscribeOutcome, String> {
+    let w = cell.workload;
+    let expected = w.expected(cell.n);
+    let (o, counters) =
+        crate::measure::rx::run(rx, w.rx_name(), cell.n, (cell.warmup, cell.runs), &[], ctx)?;
+    if u64::try_from(o.expected).ok() != Some(expected) {
+        return Err(format!("RxBench expects {} where the lab expects {expected}", o.expected));
+    }
+    let run = |r: &crate::measure::rx::RxRun, c: Option<RunCounters>| Run {
+        ns: r.ns as f64,
+        result: u64::try_from(r.result).unwrap_or(u64::MAX),
+        jvm: Some(JvmRun {
+            gc_count: r.gc_count,
+            gc_ms: r.gc_ms,
+            allocated_bytes: r.allocated_bytes,
+            counters: c,
+        }),
+    };
+    let per_run = counters.len() == o.runs.len();
+    Ok(SubscribeOutcome {
+        n: cell.n,
+        expected,
+        warmup: o.warmup.iter().map(|r| run(r, None)).collect(),
+        runs: o
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(k, r)| run(r, counters.get(if per_run { k } else { 0 }).cloned()))
+            .collect(),
+        rxjava_version: o.rxjava_version,
+        jvm: Some(o.jvm),
+    })
 }
 
 fn fill_row(row: &mut Row, rec: &CellRecord<SubscribeOverhead>) {
@@ -293,11 +454,38 @@ fn fill_row(row: &mut Row, rec: &CellRecord<SubscribeOverhead>) {
         .collect();
     let per_op: Vec<f64> =
         outs.iter().flat_map(|o| o.runs.iter().map(|r| r.ns / c.n as f64)).collect();
+    let jvm_runs: Vec<&JvmRun> =
+        outs.iter().flat_map(|o| o.runs.iter().filter_map(|r| r.jvm.as_ref())).collect();
+    let first = outs.first();
     row.set_detail(&SubscribeDetail {
         workload: c.workload.name().to_string(),
+        implementation: if c.rx.is_some() { "rx" } else { "reactive" }.to_string(),
+        library: match (&c.rx, first) {
+            (None, _) => "reactive (this workspace)".to_string(),
+            (Some(_), o) => format!(
+                "RxJava {}",
+                o.and_then(|o| o.rxjava_version.clone()).unwrap_or_else(|| "?".into())
+            ),
+        },
         scheduler: c.scheduler.map(Sched::name).map(str::to_string),
         op: c.workload.op().to_string(),
-        what: c.workload.what(c.scheduler, c.workers),
+        what: match c.rx {
+            Some(_) => c.workload.what_rx(),
+            None => c.workload.what(c.scheduler, c.workers),
+        },
+        jvm: first.and_then(|o| o.jvm.clone()),
+        jvm_gc: c.rx.as_ref().map(|r| r.gc.clone()),
+        gc_count: jvm_runs.iter().map(|j| j.gc_count).collect(),
+        gc_ms: jvm_runs.iter().map(|j| j.gc_ms).collect(),
+        allocated_bytes_per_op: jvm_runs
+            .iter()
+            .map(|j| j.allocated_bytes as f64 / c.n.max(1) as f64)
+            .collect(),
+        counters: jvm_runs
+            .iter()
+            .filter_map(|j| j.counters.as_ref())
+            .map(|k| k.process.clone())
+            .collect(),
         n: c.n,
         expected_result: outs.first().map(|o| o.expected),
         runs_ns,
@@ -312,8 +500,24 @@ fn fill_row(row: &mut Row, rec: &CellRecord<SubscribeOverhead>) {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SubscribeDetail {
-    /// The workload (`flux-range`, `mono-just`, …).
+    /// The workload (`flux-range`, `mono-just`, …; an rx row has its reactive row's).
     pub workload: String,
+    /// Who ran it: `reactive` (the lab's crate) or `rx` (RxJava on the JVM).
+    pub implementation: String,
+    /// The library and its version (`RxJava 3.1.5`).
+    pub library: String,
+    /// rx rows: the JVM (version, flags, collectors, heap).
+    pub jvm: Option<serde_json::Value>,
+    /// rx rows: `--jvm-gc`'s setting.
+    pub jvm_gc: Option<String>,
+    /// rx rows: collections per measured run (every valid fork's runs).
+    pub gc_count: Vec<u64>,
+    /// rx rows: their time per measured run, ms.
+    pub gc_ms: Vec<u64>,
+    /// rx rows: bytes allocated per op, per measured run (every thread of the JVM).
+    pub allocated_bytes_per_op: Vec<f64>,
+    /// rx rows: perf counters of the whole java process per op, per measured run.
+    pub counters: Vec<crate::profile::counters::Values>,
     /// publish-on's scheduler (null for the other workloads).
     pub scheduler: Option<String>,
     /// What one op is: `element` or `subscription`.
@@ -362,22 +566,33 @@ fn detail(x: &Row) -> SubscribeDetail {
     x.typed_detail().unwrap_or_default()
 }
 
-fn ratio_text(r: &Results, label: &str) -> String {
-    match r.ratios.iter().find(|x| x.variant == label) {
+/// The row's ratio among those `keep` keeps: as the row (its text), as the baseline, or none.
+fn ratio_text(r: &Results, label: &str, keep: impl Fn(&Ratio) -> bool) -> String {
+    let mine = |x: &&Ratio| keep(x);
+    match r.ratios.iter().filter(mine).find(|x| x.variant == label) {
         Some(x) => x.text(),
-        None if r.ratios.iter().any(|x| x.baseline == label) => "baseline".into(),
+        None if r.ratios.iter().filter(mine).any(|x| x.baseline == label) => "baseline".into(),
         None => "–".into(),
     }
 }
 
+/// Whether a ratio pairs a row with its rx counterpart.
+fn against_rx(q: &Ratio) -> bool {
+    q.baseline.contains("rx-")
+}
+
 fn main_table(a: &SubscribeArgs, r: &Results) -> Table {
-    let baseline = r.ratios.first().map(|x| x.baseline.clone());
+    let baseline = r.ratios.iter().find(|q| !against_rx(q)).map(|x| x.baseline.clone());
+    let has_rx = r.ratios.iter().any(against_rx);
     let mut t = Table::new(
         format!("Subscribe overhead (N = {}; a fork's score is the median of its runs, a row's the median over forks)", a.elements),
         &["workload", "what", "op", "status", "ns/op [interval]", "run ms", "ops/s", "mean ± 99.9% CI ns/op (all runs)", "sd", "forks"],
     );
     if let Some(b) = &baseline {
         t.header.push(format!("vs {b} (throughput, paired)"));
+    }
+    if has_rx {
+        t.header.push("vs its RxJava row (throughput, paired)".into());
     }
     for x in &r.results {
         let d = detail(x);
@@ -405,27 +620,84 @@ fn main_table(a: &SubscribeArgs, r: &Results) -> Table {
             line.push(format!("{}/{}", x.fork_scores().len(), x.forks.len()));
         }
         if baseline.is_some() {
-            line.push(ratio_text(r, &x.label));
+            line.push(ratio_text(r, &x.label, |q| !against_rx(q)));
+        }
+        if has_rx {
+            line.push(ratio_text(r, &x.label, against_rx));
         }
         t.rows.push(line);
     }
     t.note = Some(
         "ns/op = run time / N, where an op is one element (range, publish-on) or one subscription \
          (Mono.just, hand-written): the units differ, as the seed warns. The interval is the \
-         order-statistic interval of the median over forks; `forks` counts those with a score."
+         order-statistic interval of the median over forks; `forks` counts those with a score. \
+         A ratio > 1 means the row is faster than the row it is paired with (its median over \
+         rounds, with the repeat interval: 13 rounds or more)."
             .into(),
     );
     t
+}
+
+/// The rx rows' JVM evidence: collector, GC per run, allocation and CPU per op.
+fn jvm_table(r: &Results) -> Option<Table> {
+    let med = |v: Vec<f64>| crate::stats::median(&v);
+    let fmt = |v: Option<f64>, p: usize| v.map_or("–".into(), |v| format!("{v:.p$}"));
+    let mut t = Table::new(
+        "The rx rows' JVM (medians over the measured runs of the valid forks)",
+        &[
+            "row",
+            "library",
+            "JVM, collector",
+            "GC per run",
+            "GC ms per run",
+            "allocated B/op",
+            "CPU ns/op (every JVM thread)",
+            "context switches per 1k ops",
+        ],
+    );
+    for x in &r.results {
+        let d = detail(x);
+        if d.implementation != "rx" {
+            continue;
+        }
+        let jvm = d.jvm.as_ref().map_or("?".into(), |j| {
+            format!(
+                "{} {}",
+                j["version"].as_str().unwrap_or("?"),
+                d.jvm_gc.clone().unwrap_or_default()
+            )
+        });
+        let counter =
+            |k: &str| med(d.counters.iter().filter_map(|c| c.get(k).copied().flatten()).collect());
+        t.rows.push(vec![
+            x.label.clone(),
+            d.library.clone(),
+            jvm,
+            fmt(med(d.gc_count.iter().map(|&c| c as f64).collect()), 0),
+            fmt(med(d.gc_ms.iter().map(|&c| c as f64).collect()), 0),
+            fmt(med(d.allocated_bytes_per_op.clone()), 1),
+            fmt(counter("task-clock"), 2),
+            fmt(counter("context-switches").map(|c| c * 1e3), 3),
+        ]);
+    }
+    t.note = Some(
+        "GC from the GarbageCollectorMXBeans and allocation from HotSpot's per-thread \
+         counters, read around each run inside the JVM; CPU and context switches from perf \
+         counters on every thread of the java process (JIT and GC threads included) between \
+         the run's marks, divided by N."
+            .into(),
+    );
+    (!t.rows.is_empty()).then_some(t)
 }
 
 /// The seed's targets and the reactive crate's throughput target, on the rows' scores (`None`: not decided,
 /// the row failed).
 fn targets(r: &Results) -> Vec<Target> {
     let mut out = Vec::new();
-    for x in &r.results {
+    for x in r.results.iter().filter(|x| detail(x).implementation != "rx") {
         let ok = x.score.filter(|_| x.status == Status::Ok);
         let workload = detail(x).workload;
-        let t = match workload.as_str() {
+        let mut t = match workload.as_str() {
             // ns per element × 1M elements / 1e6 ns per ms: the run time scaled to 1M, in ms.
             "flux-range" => Target {
                 what: "Flux.range(1M) summed, run time scaled to 1M elements".into(),
@@ -455,9 +727,24 @@ fn targets(r: &Results) -> Vec<Target> {
                 }
             }
         };
+        if let Some(side) = rx_side_by_side(r, x) {
+            t.target = format!("{}; {side}", t.target);
+        }
         out.push(t);
     }
     out
+}
+
+/// The rx counterpart of reactive row `x`, measured in the same rounds: its score and the
+/// paired ratio (`None` without an rx row).
+fn rx_side_by_side(r: &Results, x: &Row) -> Option<String> {
+    let q = r.ratios.iter().find(|q| q.variant == x.label && against_rx(q))?;
+    let rx = r.results.iter().find(|y| y.label == q.baseline)?;
+    let score = match (rx.status, rx.score) {
+        (Status::Ok, Some(s)) => format!("{s:.3} ns/{}", detail(rx).op),
+        (st, _) => st.word().to_string(),
+    };
+    Some(format!("RxJava here, same rounds: {score}, this row {} faster (paired)", q.text()))
 }
 
 fn method_lines(a: &SubscribeArgs) -> Vec<String> {
@@ -487,6 +774,19 @@ fn method_lines(a: &SubscribeArgs) -> Vec<String> {
         ),
         "The Flux.range target is checked on the row's ns/element, which is the run time \
          scaled to 1M elements in ms."
+            .into(),
+        "rx rows: RxJava 3 (Debian's librx-java; Reactor has no package here) in a JVM per \
+         fork, tools/jvm/rx/RxBench.java: Flowable.range summed into a plain long field, \
+         each element made opaque to the JIT as black_box makes it to LLVM (JMH's \
+         Blackhole trick: a store behind two volatile loads, no fence), Single.just(1) subscribed N times, the seed's \
+         SyncSinglePublisher written against org.reactivestreams (one element once demand \
+         arrives; request(n ≤ 0) signals onError, no recursion from onNext), \
+         observeOn(Schedulers.single(), false, 256) for publish_on(single, 256). The same \
+         warm-up and measured runs, timed with System.nanoTime around each run; each run's \
+         result checked against the lab's closed form; GC collections and time \
+         (GarbageCollectorMXBeans) and bytes allocated by every thread per run; perf \
+         counters on every thread of the java process between the run marks. Each rx row \
+         is paired within rounds with the reactive row of its workload."
             .into(),
     ]
 }

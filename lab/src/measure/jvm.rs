@@ -237,6 +237,57 @@ fn bus_impl(variant: &str) -> Option<&'static str> {
     }
 }
 
+/// What a JVM program that speaks the lab's protocol handed back: its outcome and, in a
+/// timed fork, the perf counters of each measured run (per op).
+#[derive(Debug)]
+pub struct ProgramResult {
+    /// The `done` line's outcome.
+    pub outcome: Value,
+    /// One per measured run (or one for the whole process when the program did not mark
+    /// each run); empty outside timed forks.
+    pub counters: Vec<crate::profile::counters::RunCounters>,
+}
+
+/// Runs a JVM program of a group (`cmd`: `java` with its flags, class path and
+/// arguments): relays its heartbeats to `ctx`, counts every thread of the java process
+/// in timed forks (run marks delimit each run; values per op, `ops` a run's ops), and
+/// returns its outcome. `runs`: (measured runs, all runs). The child inherits stderr and
+/// the caller's process group, so the watchdog and Ctrl-C reach it.
+pub fn run_program(
+    cmd: &mut Command,
+    ctx: &mut Ctx,
+    runs: (usize, usize),
+    ops: u64,
+) -> Result<ProgramResult, String> {
+    let timed = matches!(ctx.pass, crate::protocol::Pass::Timed);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start java: {e}"))?;
+    let mut counters = timed.then(|| crate::profile::jvm_counters::JvmCounters::start(child.id()));
+    let stdout = child.stdout.take().expect("piped");
+    let mut done = None;
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        if let Some(c) = &mut counters {
+            c.line(&line);
+        }
+        match serde_json::from_str::<Message>(&line) {
+            Ok(Message::Heartbeat { .. }) => ctx.heartbeat(),
+            Ok(Message::Done { outcome, .. }) => done = Some(Ok(outcome)),
+            Ok(Message::Failed { error }) => done = Some(Err(format!("the JVM: {error}"))),
+            Err(_) => {}
+        }
+    }
+    let status = child.wait().map_err(|e| format!("waiting for java: {e}"))?;
+    let outcome = done.ok_or_else(|| format!("java ended ({status}) without a result"))??;
+    let (measured, all) = runs;
+    let counters =
+        counters.map(|c| c.finish(measured, all, ops, ops * all as u64)).unwrap_or_default();
+    Ok(ProgramResult { outcome, counters })
+}
+
 /// The JVM wait strategy paired with the Rust one: the same-named one (blocking →
 /// `BlockingWaitStrategy`, seed 001's); the ring's literal port of that strategy
 /// (java-blocking) pairs with its original.

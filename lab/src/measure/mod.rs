@@ -17,4 +17,5 @@ pub mod harness;
 pub mod jvm;
 pub mod jvm_probes;
 pub mod peers;
+pub mod rx;
 pub mod variants;
