@@ -18,7 +18,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
-import java.lang.management.RuntimeMXBean;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -182,22 +181,7 @@ final class NioEchoShared {
         proto.done("{\"server\":" + Protocol.str(name) + ",\"fault\":"
                 + (o.shortBody ? "\"short-body\"" : "null") + ",\"document_length\":"
                 + servedDocument(o.shortBody).length + "," + server.accountJson() + ","
-                + "\"jvm\":" + jvmJson() + extraJson + ",\"runs\":[" + String.join(",", runs) + "]}");
+                + "\"jvm\":" + Protocol.jvmJson() + extraJson + ",\"runs\":[" + String.join(",", runs) + "]}");
         return 0;
-    }
-
-    static String jvmJson() {
-        RuntimeMXBean rt = ManagementFactory.getRuntimeMXBean();
-        List<String> flags = new ArrayList<>();
-        for (String f : rt.getInputArguments()) flags.add(Protocol.str(f));
-        List<String> gcs = new ArrayList<>();
-        for (GarbageCollectorMXBean b : ManagementFactory.getGarbageCollectorMXBeans())
-            gcs.add(Protocol.str(b.getName()));
-        return "{\"version\":" + Protocol.str(System.getProperty("java.version"))
-                + ",\"vm_version\":" + Protocol.str(System.getProperty("java.vm.version"))
-                + ",\"vm_name\":" + Protocol.str(System.getProperty("java.vm.name"))
-                + ",\"flags\":[" + String.join(",", flags) + "],\"gc\":[" + String.join(",", gcs)
-                + "],\"max_heap_bytes\":" + Runtime.getRuntime().maxMemory()
-                + ",\"available_processors\":" + Runtime.getRuntime().availableProcessors() + "}";
     }
 }

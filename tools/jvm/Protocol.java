@@ -7,13 +7,34 @@
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 final class Protocol {
     private final PrintStream out;
 
     private Protocol(PrintStream out) { this.out = out; }
+
+    /**
+     * The JVM a program ran on, as every outcome's `jvm` object carries it: java and VM
+     * versions, the VM's name, its flags, its collectors, its heap limit and CPUs.
+     */
+    static String jvmJson() {
+        List<String> flags = new ArrayList<>();
+        for (String f : ManagementFactory.getRuntimeMXBean().getInputArguments()) flags.add(str(f));
+        List<String> gcs = new ArrayList<>();
+        for (GarbageCollectorMXBean g : ManagementFactory.getGarbageCollectorMXBeans()) gcs.add(str(g.getName()));
+        return "{\"version\":" + str(System.getProperty("java.version"))
+            + ",\"vm_version\":" + str(System.getProperty("java.vm.version"))
+            + ",\"vm_name\":" + str(System.getProperty("java.vm.name"))
+            + ",\"flags\":[" + String.join(",", flags) + "],\"gc\":[" + String.join(",", gcs)
+            + "],\"max_heap_bytes\":" + Runtime.getRuntime().maxMemory()
+            + ",\"available_processors\":" + Runtime.getRuntime().availableProcessors() + "}";
+    }
 
     /** Takes the real stdout for protocol lines and sends System.out to stderr. */
     static Protocol open() {

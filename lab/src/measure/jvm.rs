@@ -237,6 +237,49 @@ fn bus_impl(variant: &str) -> Option<&'static str> {
     }
 }
 
+/// What [`converse`] shows its observer: the child's pid once it started, then each line
+/// of its stdout.
+#[derive(Debug, Clone, Copy)]
+pub enum Seen<'a> {
+    /// The java process started with this pid.
+    Started(u32),
+    /// A line of its stdout.
+    Line(&'a str),
+}
+
+/// Starts `cmd` (`java` with its flags, class path and arguments; stdin closed, stdout read
+/// here, stderr inherited, in the caller's process group so the watchdog and Ctrl-C reach
+/// it), shows `observe` its pid and every stdout line, relays its heartbeats to `ctx` and
+/// returns its `done` outcome; `failed`, or an end without `done`, is the error. `what`
+/// names the program in errors.
+pub fn converse(
+    cmd: &mut Command,
+    ctx: &mut Ctx,
+    what: &str,
+    mut observe: impl FnMut(Seen<'_>),
+) -> Result<Value, String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start java: {e}"))?;
+    observe(Seen::Started(child.id()));
+    let stdout = child.stdout.take().expect("piped");
+    let mut done = None;
+    for text in BufReader::new(stdout).lines().map_while(Result::ok) {
+        observe(Seen::Line(&text));
+        match serde_json::from_str::<Message>(&text) {
+            Ok(Message::Heartbeat { .. }) => ctx.heartbeat(),
+            Ok(Message::Done { outcome, .. }) => done = Some(Ok(outcome)),
+            Ok(Message::Failed { error }) => done = Some(Err(format!("{what}: {error}"))),
+            _ => {}
+        }
+    }
+    let status = child.wait().map_err(|e| format!("waiting for {what}: {e}"))?;
+    done.ok_or_else(|| format!("{what} ended ({status}) without a result"))?
+}
+
 /// What a JVM program that speaks the lab's protocol handed back: its outcome and, in a
 /// timed fork, the perf counters of each measured run (per op).
 #[derive(Debug)]
@@ -260,28 +303,18 @@ pub fn run_program(
     ops: u64,
 ) -> Result<ProgramResult, String> {
     let timed = matches!(ctx.pass, crate::protocol::Pass::Timed);
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot start java: {e}"))?;
-    let mut counters = timed.then(|| crate::profile::jvm_counters::JvmCounters::start(child.id()));
-    let stdout = child.stdout.take().expect("piped");
-    let mut done = None;
-    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-        if let Some(c) = &mut counters {
-            c.line(&line);
+    let mut counters = None;
+    let outcome = converse(cmd, ctx, "the JVM", |seen| match seen {
+        Seen::Started(pid) if timed => {
+            counters = Some(crate::profile::jvm_counters::JvmCounters::start(pid))
         }
-        match serde_json::from_str::<Message>(&line) {
-            Ok(Message::Heartbeat { .. }) => ctx.heartbeat(),
-            Ok(Message::Done { outcome, .. }) => done = Some(Ok(outcome)),
-            Ok(Message::Failed { error }) => done = Some(Err(format!("the JVM: {error}"))),
-            Err(_) => {}
+        Seen::Line(l) => {
+            if let Some(c) = &mut counters {
+                c.line(l);
+            }
         }
-    }
-    let status = child.wait().map_err(|e| format!("waiting for java: {e}"))?;
-    let outcome = done.ok_or_else(|| format!("java ended ({status}) without a result"))??;
+        Seen::Started(_) => {}
+    })?;
     let (measured, all) = runs;
     let counters =
         counters.map(|c| c.finish(measured, all, ops, ops * all as u64)).unwrap_or_default();
@@ -411,30 +444,14 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
         cmd.args(["--pin", &list.join(",")]);
     }
     probes.launching();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot start java: {e}"))?;
-    let pid = child.id();
-    probes.started(pid);
-    let stdout = child.stdout.take().expect("piped");
-    let mut done = None;
-    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-        probes.line(&line);
-        match serde_json::from_str::<Message>(&line) {
-            Ok(Message::Heartbeat { .. }) => ctx.heartbeat(),
-            Ok(Message::Done { outcome, .. }) => done = Some(Ok(outcome)),
-            Ok(Message::Failed { error }) => done = Some(Err(format!("the JVM: {error}"))),
-            Err(_) => {}
+    let mut pid = 0;
+    let outcome = converse(&mut cmd, ctx, "the JVM", |seen| match seen {
+        Seen::Started(p) => {
+            pid = p;
+            probes.started(p);
         }
-    }
-    let status = child.wait().map_err(|e| format!("waiting for java: {e}"))?;
-    let outcome = match done {
-        Some(r) => r?,
-        None => return Err(format!("java ended ({status}) without a result")),
-    };
+        Seen::Line(l) => probes.line(l),
+    })?;
     let b: BusOutcome =
         serde_json::from_value(outcome).map_err(|e| format!("unreadable JVM outcome: {e}"))?;
     let rust = rust_checksum(cell.payload, &b.per_producer)?;
@@ -540,27 +557,7 @@ pub fn run_plain(cell: &CellSpec, ctx: &mut Ctx) -> Result<Vec<PlainRun>, String
         let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
         cmd.args(["--pin", &list.join(",")]);
     }
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot start java: {e}"))?;
-    let stdout = child.stdout.take().expect("piped");
-    let mut done = None;
-    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-        match serde_json::from_str::<Message>(&line) {
-            Ok(Message::Heartbeat { .. }) => ctx.heartbeat(),
-            Ok(Message::Done { outcome, .. }) => done = Some(Ok(outcome)),
-            Ok(Message::Failed { error }) => {
-                done = Some(Err(format!("the JVM's plain loop: {error}")))
-            }
-            _ => {}
-        }
-    }
-    let status = child.wait().map_err(|e| format!("java --plain: {e}"))?;
-    let outcome =
-        done.ok_or_else(|| format!("java --plain ended ({status}) without a result"))??;
+    let outcome = converse(&mut cmd, ctx, "the JVM's plain loop", |_| {})?;
     serde_json::from_value(outcome["runs"].clone())
         .map_err(|e| format!("unreadable plain-loop outcome: {e}"))
 }

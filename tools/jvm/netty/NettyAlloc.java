@@ -167,20 +167,6 @@ public final class NettyAlloc {
         return b.append(']').toString();
     }
 
-    /** The JVM's description, as Bus reports it. */
-    static String jvm() {
-        List<String> gcs = new ArrayList<>();
-        for (GarbageCollectorMXBean g : ManagementFactory.getGarbageCollectorMXBeans()) gcs.add(Protocol.str(g.getName()));
-        List<String> flags = new ArrayList<>();
-        for (String f : ManagementFactory.getRuntimeMXBean().getInputArguments()) flags.add(Protocol.str(f));
-        return "{\"version\":" + Protocol.str(System.getProperty("java.version"))
-                + ",\"vm_version\":" + Protocol.str(System.getProperty("java.vm.version"))
-                + ",\"vm_name\":" + Protocol.str(System.getProperty("java.vm.name"))
-                + ",\"flags\":[" + String.join(",", flags) + "],\"gc\":[" + String.join(",", gcs) + "]"
-                + ",\"max_heap_bytes\":" + Runtime.getRuntime().maxMemory()
-                + ",\"available_processors\":" + Runtime.getRuntime().availableProcessors() + "}";
-    }
-
     /** Netty's version from its jar (Debian's jars carry no io.netty.versions.properties). */
     static String nettyVersion() {
         Package p = ByteBuf.class.getPackage();
@@ -261,7 +247,7 @@ public final class NettyAlloc {
                 + ",\"direct_no_cleaner\":" + PlatformDependent.useDirectBufferNoCleaner()
                 + ",\"jit_warmup_ms\":" + Protocol.num(jitMs) + ",\"jit_warmup_cycles\":" + jitCycles
                 + ",\"fault\":" + (a.leakOne ? "\"leak-one\"" : "null")
-                + ",\"jvm\":" + jvm()
+                + ",\"jvm\":" + Protocol.jvmJson()
                 + ",\"warmup\":" + list(warm) + ",\"runs\":" + list(runs) + "}";
     }
 

@@ -297,21 +297,6 @@ final class RxBench {
         return sum;
     }
 
-    static String jvmJson() {
-        StringBuilder b = new StringBuilder("{\"version\":").append(Protocol.str(System.getProperty("java.version")));
-        b.append(",\"vm_version\":").append(Protocol.str(System.getProperty("java.vm.version")));
-        b.append(",\"vm_name\":").append(Protocol.str(System.getProperty("java.vm.name")));
-        b.append(",\"flags\":[");
-        List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
-        for (int f = 0; f < flags.size(); f++) b.append(f > 0 ? "," : "").append(Protocol.str(flags.get(f)));
-        b.append("],\"gc\":[");
-        List<GarbageCollectorMXBean> gcs = ManagementFactory.getGarbageCollectorMXBeans();
-        for (int g = 0; g < gcs.size(); g++) b.append(g > 0 ? "," : "").append(Protocol.str(gcs.get(g).getName()));
-        b.append("],\"max_heap_bytes\":").append(Runtime.getRuntime().maxMemory());
-        b.append(",\"available_processors\":").append(Runtime.getRuntime().availableProcessors());
-        return b.append('}').toString();
-    }
-
     /** RxJava's version from its jar's manifest (Debian's carries Bundle-Version). */
     static String rxVersion() {
         String v = Flowable.class.getPackage().getImplementationVersion();
@@ -380,7 +365,7 @@ final class RxBench {
             b.append(",\"scheduler\":").append(Protocol.str(c.scheduler));
             b.append(",\"fault\":").append(Protocol.str(c.fault));
             b.append(",\"rxjava_version\":").append(Protocol.str(rxVersion()));
-            b.append(",\"jvm\":").append(jvmJson());
+            b.append(",\"jvm\":").append(Protocol.jvmJson());
             b.append(",\"warmup\":[").append(String.join(",", warm)).append(']');
             b.append(",\"runs\":[").append(String.join(",", runs)).append("]}");
             proto.done(b.toString());

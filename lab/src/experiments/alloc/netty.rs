@@ -15,14 +15,14 @@
 //! cycles it ran ([`super::first_bytes`]), and every buffer must have been released.
 
 use super::{AllocOutcome, Cell, Iteration, Mode};
+use crate::measure::jvm::Seen;
 use crate::measure::jvm_probes::Probes;
 use crate::profile::counters::RunCounters;
-use crate::protocol::{Ctx, Message};
+use crate::protocol::Ctx;
 use crate::results::{Results, Status, Table};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// The JVM group whose jars the Netty rows need.
 pub const GROUP: &str = "netty";
@@ -213,26 +213,10 @@ pub fn run(cell: &Cell, ctx: &mut Ctx) -> Result<AllocOutcome, String> {
     let mut probes = Probes::prepare(&ctx.pass)?;
     let mut cmd = command(cell, j, &probes)?;
     probes.launching();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot start java: {e}"))?;
-    probes.started(child.id());
-    let stdout = child.stdout.take().expect("piped");
-    let mut done = None;
-    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-        probes.line(&line);
-        match serde_json::from_str::<Message>(&line) {
-            Ok(Message::Heartbeat { .. }) => ctx.heartbeat(),
-            Ok(Message::Done { outcome, .. }) => done = Some(Ok(outcome)),
-            Ok(Message::Failed { error }) => done = Some(Err(format!("the JVM: {error}"))),
-            Err(_) => {}
-        }
-    }
-    let status = child.wait().map_err(|e| format!("waiting for java: {e}"))?;
-    let outcome = done.ok_or_else(|| format!("java ended ({status}) without a result"))??;
+    let outcome = crate::measure::jvm::converse(&mut cmd, ctx, "the JVM", |seen| match seen {
+        Seen::Started(pid) => probes.started(pid),
+        Seen::Line(l) => probes.line(l),
+    })?;
     let o: JavaOutcome =
         serde_json::from_value(outcome).map_err(|e| format!("unreadable JVM outcome: {e}"))?;
     if (o.size, o.ops) != (cell.size, cell.ops) {
