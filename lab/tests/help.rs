@@ -251,6 +251,7 @@ const UNITS: &[(&str, &str, &str)] = &[
     ("heap-growth", "--work", "multiply-adds"),
     ("alloc-pooled-vs-unpooled", "--ops", "cycles per iteration"),
     ("alloc-pooled-vs-unpooled", "--sizes", "bytes"),
+    ("alloc-pooled-vs-unpooled", "--jvm-jit-warmup-ms", "milliseconds"),
     ("echo-server", "--requests", "Requests per run"),
     ("echo-server", "--concurrency", "in flight"),
     ("echo-server", "--workers", "threads"),

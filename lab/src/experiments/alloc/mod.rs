@@ -157,8 +157,8 @@ pub struct AllocArgs {
     /// all; the Netty rows only where their jars are installed, said on stderr]
     #[arg(long)]
     pub modes: Option<String>,
-    /// The Netty rows' JIT warm-up, ms: before its warm-up iterations each JVM fork cycles
-    /// until this much time has passed (JMH's warm-up iterations last 1 s each).
+    /// The Netty rows' JIT warm-up, in milliseconds: before its warm-up iterations each JVM
+    /// fork cycles until this much time has passed (JMH's warm-up iterations last 1 s each).
     #[arg(long, value_parser = size, default_value = "1000")]
     pub jvm_jit_warmup_ms: u64,
 }
