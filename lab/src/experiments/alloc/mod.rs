@@ -91,6 +91,30 @@ impl Mode {
         }
     }
 
+    /// What it runs, for `--help`.
+    fn help(self) -> &'static str {
+        match self {
+            Mode::Pooled => "the Rust buffer pool (buffer_pool::Pool), warm",
+            Mode::Unpooled => "vec![0; n] from the global allocator",
+            Mode::NettyPooledHeap => {
+                "Netty 4.1's PooledByteBufAllocator, heapBuffer (JVM; apt-get install libnetty-java)"
+            }
+            Mode::NettyUnpooledHeap => {
+                "Netty 4.1's UnpooledByteBufAllocator, heapBuffer (JVM; apt-get install libnetty-java)"
+            }
+            Mode::NettyPooledDirect => {
+                "Netty 4.1's PooledByteBufAllocator, directBuffer (JVM; apt-get install libnetty-java)"
+            }
+            Mode::NettyUnpooledDirect => {
+                "Netty 4.1's UnpooledByteBufAllocator, directBuffer (JVM; apt-get install libnetty-java)"
+            }
+            Mode::FaultNettyPooledHeap => {
+                "planted fault, test only (LAB_FAULTS=1): netty-pooled-heap skipping one release \
+                 an iteration"
+            }
+        }
+    }
+
     /// Whether it is a planted fault.
     pub fn is_fault(self) -> bool {
         self == Mode::FaultNettyPooledHeap
@@ -105,6 +129,38 @@ impl Mode {
             _ => None,
         }
     }
+}
+
+/// `--modes`'s parser: a comma list of mode names (planted faults with `LAB_FAULTS=1`) or
+/// `all`, checked here so a wrong name is a bad command line; kept as given.
+fn modes_arg(s: &str) -> Result<String, String> {
+    let faults = crate::measure::faults::enabled();
+    let names: Vec<&str> = s.split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
+    for n in &names {
+        let known =
+            *n == "all" || Mode::ALL.iter().any(|m| m.name() == *n && (faults || !m.is_fault()));
+        if !known {
+            let valid: Vec<&str> =
+                Mode::ALL.iter().filter(|m| !m.is_fault()).map(|m| m.name()).collect();
+            return Err(format!("--modes: unknown mode '{n}'; valid: {}, all", valid.join(", ")));
+        }
+    }
+    if names.is_empty() {
+        return Err("--modes: no mode given".into());
+    }
+    Ok(s.to_string())
+}
+
+/// The names `--modes` lists: each mode (its planted fault with `LAB_FAULTS=1`), and `all`.
+fn mode_values() -> Vec<clap::builder::PossibleValue> {
+    let faults = crate::measure::faults::enabled();
+    let mut v: Vec<clap::builder::PossibleValue> = Mode::ALL
+        .iter()
+        .filter(|m| faults || !m.is_fault())
+        .map(|m| clap::builder::PossibleValue::new(m.name()).help(m.help()))
+        .collect();
+    v.push(clap::builder::PossibleValue::new("all").help("every mode (the default)"));
+    v
 }
 
 /// The ratios the experiment takes, (row, baseline), per size: each allocator's pooled
@@ -151,11 +207,9 @@ pub struct AllocArgs {
     /// Buffer sizes in bytes, a comma list (the default is the seed's).
     #[arg(long, value_parser = sizes, default_value = "0,256,1024,4096,16384,65536")]
     pub sizes: Sizes,
-    /// Rows, a comma list: pooled, unpooled (the Rust pool, the global allocator),
-    /// netty-pooled-heap, netty-unpooled-heap, netty-pooled-direct, netty-unpooled-direct
-    /// (Netty 4.1's allocators on the JVM, apt-get install libnetty-java), or all [default:
-    /// all; the Netty rows only where their jars are installed, said on stderr]
-    #[arg(long)]
+    /// Rows, a comma list of the names below, or all [default: all; the Netty rows only
+    /// where their jars are installed, said on stderr]
+    #[arg(long, value_parser = crate::experiments::choices::Choices::new(modes_arg, mode_values))]
     pub modes: Option<String>,
     /// The Netty rows' JIT warm-up, in milliseconds: before its warm-up iterations each JVM
     /// fork cycles until this much time has passed (JMH's warm-up iterations last 1 s each).
