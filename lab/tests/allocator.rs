@@ -56,13 +56,14 @@ fn all_gives_a_row_per_allocator_each_run_on_its_own() {
 }
 
 #[test]
-fn the_default_is_system_with_plain_labels_and_ratios_pair_within_an_allocator() {
+fn the_default_is_jemalloc_with_plain_labels_and_ratios_pair_within_an_allocator() {
     let r = run("default", &["--variants", "locked"]);
     let rows = r["results"].as_array().unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["label"], "locked");
     assert!(rows[0]["key"].get("allocator").is_none(), "{}", rows[0]["key"]);
-    assert_eq!(rows[0]["allocator_in_child"], "system");
+    assert_eq!(rows[0]["allocator"], "jemalloc");
+    assert_eq!(rows[0]["allocator_in_child"], "jemalloc");
     assert!(!r["tables"]
         .as_array()
         .unwrap()

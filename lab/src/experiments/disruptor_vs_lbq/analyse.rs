@@ -617,7 +617,7 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             if a.batch <= 1 { "recv() one at a time".to_string() } else { format!("recv_batch(max {})", a.batch) }
         ),
         format!(
-            "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use their row's allocator (--allocator; system by default).",
+            "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use their row's allocator (--allocator; jemalloc by default).",
             cfg["heap_messages"]
         ),
         if r.config["shared"]["trace"] == "in-run" {

@@ -162,10 +162,10 @@ pub struct DvlArgs {
     #[arg(long, value_parser = size, default_value = "2")]
     pub jit_warmup: u64,
     /// Global allocator of the Rust rows' children, a dimension like --producers: a comma
-    /// list of the names below, or `all` (system is std's, glibc malloc here, the least
-    /// favourable to the node-per-message ports). JVM rows and the heap pass (dhat) ignore
-    /// it.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "system")]
+    /// list of the names below, or `all` (jemalloc by default: a thread-caching allocator,
+    /// the Rust counterpart of the JVM rows' thread-local allocation buffers; system is
+    /// std's, glibc malloc here). JVM rows and the heap pass (dhat) ignore it.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "jemalloc")]
     pub allocator: Vec<AllocatorArg>,
     /// Where each run's threads run, JVM rows included: `auto` pins each thread to its own
     /// CPU when the run's threads fit the CPUs (and leaves oversubscribed runs to the
