@@ -15,8 +15,10 @@
 //!   process would add a live thread's counts to its parent only when it exits, so it
 //!   could not be read per run while the JVM's threads live on).
 //! * Per thread, Bus's threads (and NettyAlloc's one worker, `alloc`) keep their names; the JVM's own are summed by kind
-//!   ([`kind`]): `GC threads` (`GC Thread#0`, `G1 Conc#0`, `G1 Refine#0`, …), `JIT
-//!   compiler threads` (`C1 CompilerThre`, `C2 CompilerThre`), `other JVM threads`.
+//!   ([`kind`]): `GC threads` (`GC Thread#0`, `G1 Conc#0`, `G1 Refine#0`, …), `VM
+//!   thread` (`VM Thread`: safepoint operations, and the serial collector's collections,
+//!   which have no GC thread of their own), `JIT compiler threads` (`C1 CompilerThre`,
+//!   `C2 CompilerThre`), `other JVM threads`.
 //! * Windows: when Bus marks its runs (`run_start` / `run_end` lines, [`crate::protocol::RunMark`], on
 //!   its stdout), each run's counts are the difference between readings taken as the lab
 //!   reads the marks (a pipe's delay after Bus wrote them: microseconds against runs of
@@ -82,6 +84,10 @@ pub fn kind(comm: &str) -> String {
         "GC threads".to_string()
     } else if comm.starts_with("C1 CompilerThre") || comm.starts_with("C2 CompilerThre") {
         "JIT compiler threads".to_string()
+    } else if comm == "VM Thread" {
+        // Runs every safepoint operation; under the serial collector the collections
+        // themselves, so it is kept apart from the rest rather than hidden among them.
+        "VM thread".to_string()
     } else {
         "other JVM threads".to_string()
     }
@@ -262,7 +268,8 @@ mod tests {
         assert_eq!(kind("G1 Refine#0"), "GC threads");
         assert_eq!(kind("C2 CompilerThre"), "JIT compiler threads");
         assert_eq!(kind("C1 CompilerThre"), "JIT compiler threads");
-        assert_eq!(kind("VM Thread"), "other JVM threads");
+        assert_eq!(kind("VM Thread"), "VM thread");
+        assert_eq!(kind("Signal Dispatch"), "other JVM threads");
     }
 
     #[test]

@@ -306,6 +306,7 @@ pub fn jvm_table(r: &Results) -> Option<Table> {
             "GC ms/iteration",
             "task-clock ns/op: alloc",
             "GC threads",
+            "VM thread",
             "JIT threads",
             "other JVM threads",
             "process",
@@ -336,6 +337,7 @@ pub fn jvm_table(r: &Results) -> Option<Table> {
             med(j.gc_ms),
             clock(Some("alloc")),
             clock(Some("GC threads")),
+            clock(Some("VM thread")),
             clock(Some("JIT compiler threads")),
             clock(Some("other JVM threads")),
             clock(None),
@@ -345,7 +347,7 @@ pub fn jvm_table(r: &Results) -> Option<Table> {
     t.note = Some(
         "Per op: bytes the alloc thread allocated on the Java heap (ThreadMXBean), perf's \
          task-clock of the java process's threads by kind between NettyAlloc's run marks (the \
-         serial collector works in the VM thread, one of the other JVM threads); per \
+         serial collector works in the VM thread, a column of its own); per \
          iteration: collections and their time (GarbageCollectorMXBeans). Direct buffers' \
          memory is off the heap and not in the bytes."
             .into(),

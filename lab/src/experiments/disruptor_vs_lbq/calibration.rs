@@ -71,9 +71,10 @@ pub fn cells(plan: &mut Plan<CellSpec>) {
     plan.cells = cells;
     if any {
         plan.notes.push(
-            "Every Rust peer's cell ran beside its calibration (`<peer>/own-loop`: the crate's \
-             own send and receive in a plain loop, the same messages, P, capacity, placement \
-             and check), in the same rounds; the calibration table has their paired ratios."
+            "Every peer's and JVM original's cell ran beside its calibration \
+             (`<row>/own-loop`: the crate's or the JVM library's own send and receive in a \
+             plain loop, the same messages, P, capacity, placement and check), in the same \
+             rounds; the calibration table has their paired ratios."
                 .into(),
         );
     }

@@ -403,7 +403,8 @@ pub(super) fn counters_table(r: &Results) -> Table {
                     its threads were joined; per thread (counters_by_thread): from the start \
                     barrier to the end of the thread's loop. task-clock in ns. JVM rows: every \
                     thread of the java process (GC and JIT compiler threads included; by thread, \
-                    the JVM's own summed by kind), per run between Bus's run marks, else over \
+                    the JVM's own summed by kind, the VM thread apart: it runs the serial \
+                    collector's collections), per run between Bus's run marks, else over \
                     the whole JVM (the row's counters_note says which)."
         .to_string();
     if !nulls.is_empty() {
