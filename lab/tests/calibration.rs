@@ -78,7 +78,13 @@ fn a_slow_adapter_is_flagged_against_its_calibration() {
         "no calibration warning in the verdict:\n{}",
         text(&o)
     );
-    assert!(out.contains("SLOWED"), "no flag in the calibration table:\n{}", text(&o));
+    // Three rounds give no interval: the flag says the median is below and that no
+    // interval shows it (an interval wholly below would read SLOWED).
+    assert!(
+        out.contains("SLOWED") || out.contains("below at the median"),
+        "no flag in the calibration table:\n{}",
+        text(&o)
+    );
     let verdict = v["verdict"].to_string();
     assert!(verdict.contains("WARNING: fault-slow-crossbeam"), "results.json verdict: {verdict}");
     let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
