@@ -91,6 +91,62 @@ pub struct RxRun {
     /// arrival order.
     #[serde(default)]
     pub latency_ns: Vec<u64>,
+    /// backpressure: the run's counts (tools/jvm/rx/RxBackpressure.java).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bp: Option<RxBpRun>,
+    /// heap-growth: the run's live heap and depth (tools/jvm/rx/RxHeapGrowth.java).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap: Option<RxHeapRun>,
+}
+
+/// One backpressure run: `onBackpressureBuffer(capacity, onOverflow, strategy)`, the source
+/// counted as it emits, the subscriber's counts, and the run's own check.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RxBpRun {
+    /// Elements that left the source.
+    pub emitted: u64,
+    /// The last of them (-1: none); under ERROR, the element that overflowed.
+    pub last_emitted: i64,
+    /// Elements the subscriber received.
+    pub delivered: u64,
+    /// Elements dropped (onOverflow calls) plus MissingBackpressureExceptions the buffer
+    /// signalled.
+    pub overflows: u64,
+    /// publish-on-1: the overflows when the range had finished, before any request.
+    pub overflows_at_once: Option<u64>,
+    /// Whether the delivered elements increased strictly.
+    pub in_order: bool,
+    /// `complete`, `error: <exception>`, or `none` (no terminal signal in time).
+    pub terminal: String,
+    /// grid: from the first element to the terminal signal, ms.
+    pub elapsed_ms: Option<f64>,
+    /// The run's own check: `ok` or what failed.
+    pub check: String,
+}
+
+/// One heap-growth run: live heap after full collections and the backlog's depth.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RxHeapRun {
+    /// Live heap before the run: after System.gc(), the heap pools' collection usage.
+    pub live_before_bytes: u64,
+    /// The largest of `live_bytes`.
+    pub live_peak_bytes: i64,
+    /// Live heap sampled on the source's thread after every N/8-th message (same reading).
+    pub live_bytes: Vec<u64>,
+    /// Messages the consumer received.
+    pub received: u64,
+    /// The largest backlog (produced − received) the consumer saw.
+    pub max_depth: u64,
+    /// (ms since the run began, backlog) every N/200 messages.
+    pub depth_series: Vec<(f64, f64)>,
+    /// The consumer's accumulator.
+    pub checksum: i64,
+    /// Whether the messages arrived in order.
+    pub in_order: bool,
+    /// `complete`, `error: …` or `none`.
+    pub terminal: String,
+    /// The run's own check: `ok` or what failed.
+    pub check: String,
 }
 
 /// What RxBench returns.
