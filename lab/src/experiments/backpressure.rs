@@ -562,7 +562,10 @@ impl Experiment for BackpressureBuffer {
     const ABOUT: &'static str =
         "seed 000 (the Reactor baseline), its corrected onBackpressureBuffer test: overflows by \
         capacity × producer rate behind an async boundary with request(1) demand; the seed's \
-        two cases checked against their exact counts; overflow instants in a trace";
+        two cases checked against their exact counts; overflow instants in a trace; with \
+        --impl rx (the default where RxJava is installed) the same cases on RxJava 3's \
+        onBackpressureBuffer(capacity, onOverflow, strategy), rows rx-sync-request-1[…], \
+        rx-publish-on-1[…], rx-grid[…]";
     const DEFAULTS: Defaults = Defaults {
         rounds: 3,
         runs: 1,

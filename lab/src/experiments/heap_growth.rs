@@ -302,7 +302,9 @@ impl Experiment for HeapGrowth {
     const NAME: &'static str = "heap-growth";
     const ABOUT: &'static str = "seed 000 (the Reactor baseline): a producer faster than a \
         slow consumer: which buffers grow (dhat peak live bytes at N and 2N, queue depth over \
-        time) and which stay flat";
+        time) and which stay flat; with --impl rx (the default where RxJava is installed) \
+        RxJava 3's buffers too, rows rx-observable, rx-on-backpressure-buffer, rx-observe-on: \
+        the JVM's live heap after a full collection at N and 2N";
     // Untimed cells: the runner plans no rounds, so rounds, runs and warm-up are inert.
     const DEFAULTS: Defaults = Defaults {
         rounds: 1,
