@@ -1055,6 +1055,39 @@ mod tests {
         row(&format!("grid[c{capacity},r{rate}]"), "grid", overflows, None, d)
     }
 
+    fn rx_run(delivered: u64, overflows: u64, last: i64, terminal: &str) -> RxBpRun {
+        RxBpRun {
+            emitted: delivered + overflows,
+            last_emitted: last,
+            delivered,
+            overflows,
+            overflows_at_once: None,
+            in_order: true,
+            terminal: terminal.into(),
+            elapsed_ms: None,
+            check: "ok".into(),
+        }
+    }
+
+    #[test]
+    fn an_rx_run_is_checked_against_the_labs_own_counts() {
+        let seed = |policy: &str| Case::Seed { case: "publish-on-1".into(), policy: policy.into() };
+        assert!(rx_check(&seed("drop-latest"), &rx_run(11, 989, 999, "complete")).is_ok());
+        // One element lost on the way: 11 + 988 is not the seed's 1000.
+        let e = rx_check(&seed("drop-latest"), &rx_run(11, 988, 999, "complete")).unwrap_err();
+        assert!(e.contains("989"), "{e}");
+        let mbe = "error: io.reactivex.rxjava3.exceptions.MissingBackpressureException";
+        assert!(rx_check(&seed("error"), &rx_run(0, 1, 11, mbe)).is_ok());
+        let e = rx_check(&seed("error"), &rx_run(0, 1, 12, mbe)).unwrap_err();
+        assert!(e.contains("element 12 overflowed, expected element 11"), "{e}");
+        let grid = Case::Grid { n: 500, capacity: 10, rate: 2.0 };
+        assert!(rx_check(&grid, &rx_run(23, 477, 499, "complete")).is_ok());
+        assert!(rx_check(&grid, &rx_run(23, 476, 499, "complete")).is_err());
+        let mut own = rx_run(23, 477, 499, "complete");
+        own.check = "elements arrived out of order".into();
+        assert!(rx_check(&grid, &own).unwrap_err().starts_with("the JVM's check"));
+    }
+
     #[test]
     fn the_main_chart_is_each_seed_cases_overflows_beside_the_expected_count() {
         let rows = vec![
