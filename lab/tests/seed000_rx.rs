@@ -119,8 +119,18 @@ fn publish_on_latency_rx_rows_run_valid_and_a_planted_fault_makes_each_invalid()
 #[test]
 fn backpressure_buffer_rx_rows_run_valid_and_a_planted_fault_makes_each_invalid() {
     let tiny = ["--elements", "200", "--capacities", "10", "--rates", "2", "--trace", "off"];
-    let (code, r, out) = run("backpressure-buffer", "bp-ok", "rx", &tiny);
+    // The valid run with its trace pass: Java Flight Recorder's trace of the JVM.
+    let mut traced = tiny;
+    traced[7] = "flight";
+    let (code, r, out) = run("backpressure-buffer", "bp-ok", "rx", &traced);
     assert_eq!(code, Some(0), "{out}");
+    let files: Vec<&str> =
+        r["files"].as_array().unwrap().iter().filter_map(|f| f["file"].as_str()).collect();
+    assert_eq!(files, ["rx-publish-on-1.trace.json", "rx-grid-c10-r2.trace.json"], "{out}");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(SUITE).join("bp-ok");
+    let trace = std::fs::read_to_string(dir.join(files[0])).expect("the trace file");
+    assert!(trace.contains("RxSingleScheduler-1"), "the JVM's threads by name");
+    assert!(dir.join("rx-publish-on-1.jfr").is_file(), "the recording beside it");
     let labels: Vec<&str> = rows(&r).iter().map(|x| x["label"].as_str().unwrap()).collect();
     assert_eq!(
         labels,

@@ -61,6 +61,10 @@ pub struct BackpressureBuffer;
 const SERVICE_NS: u64 = 20_000;
 /// The seed's elements.
 const SEED_N: u64 = 1000;
+/// The rx rows' heap: a run holds at most its capacity and a few elements; 256 MiB spares
+/// each JVM's start the pre-touch of seed 000's 1 GiB (no collection runs during a grid
+/// run either way: it allocates a boxed Integer per element).
+const RX_HEAP: u64 = 256 << 20;
 /// The seed's buffer capacity.
 const SEED_CAP: usize = 10;
 /// The seed's cases: (case, overflow policy), each with the overflow count and terminal
@@ -496,8 +500,8 @@ fn fluid_model(n: u64, capacity: usize, rate: f64) -> f64 {
 }
 
 /// The seed's cases and the grid, run by the reactive crate (`rx: None`) or by RxJava
-/// (`rx-…` rows, key `impl: rx`, never traced: the trace is the reactive crate's flight
-/// recorder).
+/// (`rx-…` rows, key `impl: rx`; their trace pass records the JVM with Java Flight
+/// Recorder, [`crate::profile::jfr`]).
 fn cells_of(
     a: &BackpressureArgs,
     warmup: usize,
@@ -523,7 +527,7 @@ fn cells_of(
             if policy == "drop-latest" { case.to_string() } else { format!("{case}-{policy}") };
         p.file_stem = name(stem);
         // The async case is the one whose overflows a trace shows.
-        p.trace = rx.is_none() && case == "publish-on-1" && policy == "drop-latest";
+        p.trace = case == "publish-on-1" && policy == "drop-latest";
         cells.push(p);
     }
     // The grid cell traced: the first that overflows in the fluid model (c10 r2 by default).
@@ -541,7 +545,7 @@ fn cells_of(
                 .key("capacity", capacity)
                 .key("rate", rate);
             p.file_stem = name(format!("grid-c{capacity}-r{rate}"));
-            p.trace = rx.is_none() && traced == Some((capacity, rate));
+            p.trace = traced == Some((capacity, rate));
             p.threads = 2;
             cells.push(p);
         }
@@ -581,7 +585,7 @@ impl Experiment for BackpressureBuffer {
         if a.elements == 0 {
             return Err("--elements must be at least 1 (got 0)".into());
         }
-        let chosen = a.rx.choose()?;
+        let chosen = a.rx.choose_sized(RX_HEAP)?;
         let (warmup, runs) = (shared.warmup as usize, shared.runs as usize);
         let mut cells = Vec::new();
         if chosen.reactive {
@@ -635,9 +639,14 @@ impl Experiment for BackpressureBuffer {
             if let Some(t) = &rec.trace {
                 match (&t.result, t.file_written) {
                     (Ok(_), true) => {
+                        let what = if rec.plan.cell.rx.is_some() {
+                            "Java Flight Recorder trace (Perfetto)"
+                        } else {
+                            "flight-recorder trace (Perfetto)"
+                        };
                         out.files.push(FileLink {
                             file: t.file.clone(),
-                            what: format!("flight-recorder trace (Perfetto): {}", rec.plan.label),
+                            what: format!("{what}: {}", rec.plan.label),
                         });
                         out.notes.push(format!(
                             "trace {}: {}",
@@ -1024,16 +1033,18 @@ fn method_lines() -> Vec<String> {
         "Traces: overflow instants come from the reactive crate's buffer \
          (instant!(\"overflow\")); buffer_depth is sampled by the harness's map()."
             .into(),
-        "rx rows: RxJava 3 (Debian's librx-java) in a JVM per fork, \
-         tools/jvm/rx/RxBackpressure.java: the same cases with \
+        "rx rows: RxJava 3 (Debian's librx-java) in a JVM per fork (--jvm-gc's collector, a \
+         256 MiB heap), tools/jvm/rx/RxBackpressure.java: the same cases with \
          Flowable.range(0, N).map(pace).onBackpressureBuffer(capacity, onOverflow, strategy) \
          (RxJava's form with an exact capacity), observeOn(Schedulers.single(), false, 1) as \
          the boundary, the same pacing (spinning to i × period from the first element) and \
          consumer (spin the service time, then request(1)). Overflows = onOverflow calls + \
          MissingBackpressureExceptions the buffer signalled. Each run checks itself in the \
          JVM (every emitted element delivered or overflowed, in order) and again in the lab \
-         against its own N and the seed's counts (under ERROR: element 11 overflowed). Not \
-         traced."
+         against its own N and the seed's counts (under ERROR: element 11 overflowed). Their \
+         trace pass (the same cells as the reactive rows') runs the JVM under Java Flight \
+         Recorder: GC pauses, safepoints, parks and monitor waits on each Java thread's \
+         track, with the kernel's off-CPU slices; RxJava emits no overflow instants."
             .into(),
     ]
 }

@@ -32,8 +32,9 @@
 //! `MemoryPoolMXBean.getCollectionUsage()`), sampled on the source's thread after every
 //! N/8-th message: the row's peak live bytes are the largest sample minus the one taken
 //! before the run (the JVM's own objects), and the same rule decides grows or flat. The rx
-//! cells are forks in rounds (`--rounds` JVMs, each `--warmup` + `--runs` runs), not
-//! heap or trace passes.
+//! cells are forks in rounds (`--rounds` JVMs, each `--warmup` + `--runs` runs), not heap
+//! passes; their trace pass at N runs the JVM under Java Flight Recorder (every
+//! `System.gc()` shows as a GC pause).
 
 use super::rx_rows::{self, ImplArgs};
 use crate::experiment::{
@@ -80,6 +81,14 @@ const RX_BUFFERS: &[(&str, &str, Option<usize>)] = &[
     ("on-backpressure-buffer (unbounded)", "on-backpressure-buffer", None),
     ("observe-on (prefetch 1024)", "observe-on", Some(BOUND)),
 ];
+
+/// The rx rows' heap for N: room for all 2N messages live at once (a 40-byte message, its
+/// queue slot and what the source allocates beside it: 512 B a message leaves a copying
+/// young generation room beside the backlog), at least 256 MiB, at most a third of RAM.
+fn rx_heap(n: u64) -> u64 {
+    let want = (2 * n).saturating_mul(512).max(256 << 20);
+    want.min(crate::measure::jvm::heap_cap().max(256 << 20)) >> 20 << 20
+}
 
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
@@ -332,7 +341,7 @@ impl Experiment for HeapGrowth {
                         slower than the producer"
                 .into());
         }
-        let chosen = a.rx.choose()?;
+        let chosen = a.rx.choose_sized(rx_heap(n))?;
         if chosen.reactive && shared.heap == Switch::Off {
             return Err("heap-growth needs its heap pass (its verdict is decided from dhat's \
                         peak live bytes); run it with --heap on"
@@ -364,12 +373,12 @@ impl Experiment for HeapGrowth {
                 c.file_stem = file_stem(variant, cap, &tag.to_lowercase());
                 c.threads = 2;
                 c.unit = "messages queued (max)";
-                // The rx cells are forks (a JVM each); dhat and the flight recorder see
-                // only Rust.
+                // The rx cells are forks (a JVM each): dhat sees only Rust; their trace pass
+                // is Java Flight Recorder's.
                 c.timed = is_rx;
                 c.heap = !is_rx;
                 // The depth over time is charted from N's trace; 2N's would repeat it.
-                c.trace = !is_rx && mult == 1;
+                c.trace = mult == 1;
                 if is_rx {
                     c = c.key("impl", "rx");
                     c.file_stem = format!("rx-{}", c.file_stem);
@@ -429,10 +438,12 @@ impl Experiment for HeapGrowth {
         out.charts.extend(depth_chart(run));
         for rec in &run.cells {
             let p = &rec.plan;
-            for (pass, what) in [
-                (&rec.heap, "dhat heap profile (dh_view)"),
-                (&rec.trace, "Chrome trace with the queue_depth counter (Perfetto)"),
-            ] {
+            let trace = if p.cell.rx.is_some() {
+                "Chrome trace from Java Flight Recorder: GC pauses, parks (Perfetto)"
+            } else {
+                "Chrome trace with the queue_depth counter (Perfetto)"
+            };
+            for (pass, what) in [(&rec.heap, "dhat heap profile (dh_view)"), (&rec.trace, trace)] {
                 match pass {
                     Some(r) if r.file_written => out.files.push(FileLink {
                         file: r.file.clone(),
@@ -588,7 +599,7 @@ fn fill_rx_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
     let held = |r: &RxHeapRun| (r.live_peak_bytes as f64 - r.live_before_bytes as f64).max(0.0);
     let alloc: Vec<f64> = js.iter().flat_map(|j| j.allocated_bytes_per_message.clone()).collect();
     let first = rec.forks.iter().find_map(|f| f.outcome.as_ref()?.jvm.as_ref());
-    let d = HeapGrowthDetail {
+    let mut d = HeapGrowthDetail {
         max_depth: med(&|r| r.max_depth as f64).map(|v| v as u64),
         messages: Some(rec.plan.cell.messages),
         jvm_live_bytes: med(&held).map(|v| v as u64),
@@ -600,6 +611,15 @@ fn fill_rx_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
         jvm: first.map(|j| j.jvm.clone()),
         ..HeapGrowthDetail::default()
     };
+    if let Some(p) = &rec.trace {
+        d.trace = p.file_written.then(|| p.file.clone());
+        if let Ok(o) = &p.result {
+            d.trace_max_depth = Some(o.max_depth);
+            if !o.valid {
+                fail(row, Status::Invalid, format!("trace pass: {}", o.verdict));
+            }
+        }
+    }
     if row.status == Status::Ok && d.jvm_live_bytes.is_none() {
         fail(row, Status::Error, "no measured run of a valid fork".into());
     }
@@ -772,8 +792,8 @@ fn method_lines(a: &HeapGrowthArgs) -> Vec<String> {
             .into(),
         format!("Verdict: grows when peak live bytes at 2N ≥ {GROWS_AT} × at N; flat otherwise."),
         format!(
-            "rx rows: RxJava 3 (Debian's librx-java) in a JVM per fork, \
-             tools/jvm/rx/RxHeapGrowth.java: range(0, N).map(i -> a 40-byte message) through \
+            "rx rows: RxJava 3 (Debian's librx-java) in a JVM per fork (--jvm-gc's \
+             collector, a heap of {} MiB: room for 2N messages), tools/jvm/rx/RxHeapGrowth.java: range(0, N).map(i -> a 40-byte message) through \
              Observable.observeOn(Schedulers.single()) (no backpressure, an unbounded queue), \
              Flowable.onBackpressureBuffer() → observeOn(single, false, {BOUND}) (unbounded) or \
              observeOn(single, false, {BOUND}) alone (bounded: the range emits what is \
@@ -784,7 +804,10 @@ fn method_lines(a: &HeapGrowthArgs) -> Vec<String> {
              run and on the source's thread after every N/8-th message; peak live bytes = the \
              largest sample minus the one before (the first run in a JVM also counts the \
              static state of the RxJava classes it loads; --warmup 1 leaves it out). Depth = \
-             produced − received, sampled by the consumer every N/{DEPTH_SAMPLES} messages.",
+             produced − received, sampled by the consumer every N/{DEPTH_SAMPLES} messages. \
+             Their trace child at N runs the JVM under Java Flight Recorder (GC pauses, each \
+             System.gc() among them, parks, safepoints) instead of the flight recorder.",
+            rx_heap(a.messages) >> 20,
             a.work
         ),
     ]

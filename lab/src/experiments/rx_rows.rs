@@ -80,7 +80,9 @@ pub struct ImplArgs {
     /// installed; a note says when rx was left out].
     #[arg(long = "impl", value_parser = Choices::new(impl_list, impl_values))]
     pub implementation: Option<ImplList>,
-    /// The rx rows' garbage collector (JVM flags; heap fixed at 1 GiB for the sized ones).
+    /// The rx rows' garbage collector (JVM flags; for the sized ones a fixed heap: 1 GiB, as
+    /// seed 000 ran -Xmx1g; 256 MiB in backpressure-buffer; in heap-growth room for 2N
+    /// messages, at least 256 MiB).
     #[arg(long, default_value = "serial", value_parser = Choices::new(gc_name, gc_values))]
     pub jvm_gc: String,
     /// More JVM flags for the rx rows, after the collector's (a collector flag is refused:
@@ -133,10 +135,18 @@ impl ImplArgs {
     /// Resolves the options: builds RxBench when rx rows run (a one-line error on bad
     /// input or when rx was asked for and cannot run).
     pub fn choose(&self) -> Result<Chosen, String> {
+        self.choose_sized(rx::HEAP)
+    }
+
+    /// As [`ImplArgs::choose`], the rx rows' JVMs with a heap of `heap` bytes (the sized
+    /// collectors').
+    pub fn choose_sized(&self, heap: u64) -> Result<Chosen, String> {
         let (reactive, rx, note) =
             decide(self.implementation.as_ref().map(|l| l.0.as_slice()), rx::unavailable())?;
         let rx = match rx {
-            Some(fault) => Some(RxSettings::prepare(&self.jvm_gc, &self.jvm_flags, fault)?),
+            Some(fault) => {
+                Some(RxSettings::prepare_sized(&self.jvm_gc, &self.jvm_flags, fault, heap)?)
+            }
             None => None,
         };
         Ok(Chosen { reactive, rx, note })
