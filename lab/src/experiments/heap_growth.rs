@@ -802,8 +802,9 @@ fn method_lines(a: &HeapGrowthArgs) -> Vec<String> {
              RxBench refuses -XX:+ExplicitGCInvokesConcurrent and -XX:+DisableExplicitGC), \
              then the sum of the heap pools' MemoryPoolMXBean.getCollectionUsage(), before the \
              run and on the source's thread after every N/8-th message; peak live bytes = the \
-             largest sample minus the one before (the first run in a JVM also counts the \
-             static state of the RxJava classes it loads; --warmup 1 leaves it out). Depth = \
+             largest sample minus the one before (the first run in a JVM first sends two \
+             messages through the same chain, so that the static state of the classes it \
+             loads is in the sample before the run, not counted as the buffer's). Depth = \
              produced − received, sampled by the consumer every N/{DEPTH_SAMPLES} messages. \
              Their trace child at N runs the JVM under Java Flight Recorder (GC pauses, each \
              System.gc() among them, parks, safepoints) instead of the flight recorder.",
