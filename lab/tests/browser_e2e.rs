@@ -295,7 +295,7 @@ fn report_draws_the_ratio_intervals_and_links_every_row_to_its_files() {
 const OTHERS: &[(&str, &[&str])] = &[
     ("subscribe-overhead", &["--elements", "20000"]),
     ("publish-on-latency", &["--elements", "2000"]),
-    ("backpressure-buffer", &["--elements", "500", "--trace", "off"]),
+    ("backpressure-buffer", &["--elements", "500", "--trace", "off", "--impl", "reactive"]),
     (
         "alloc-pooled-vs-unpooled",
         &["--ops", "5000", "--sizes", "0,1024,65536", "--modes", "pooled,unpooled"],

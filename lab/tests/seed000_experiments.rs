@@ -252,7 +252,9 @@ fn alloc_heap_pass_counts_allocations_per_op() {
 
 #[test]
 fn backpressure_buffer_twice_and_compared() {
-    let (r, a, _) = run("backpressure-buffer", "bp-a", &["--elements", "300", "--rounds", "1"]);
+    // The reactive rows alone: the rx rows are lab/tests/seed000_rx.rs's.
+    let args = ["--elements", "300", "--rounds", "1", "--impl", "reactive"];
+    let (r, a, _) = run("backpressure-buffer", "bp-a", &args);
     let rs = rows(&r);
     let seed: Vec<&Value> = rs.iter().filter(|x| x["kind"] == "seed").collect();
     assert_eq!(seed.len(), 4);
@@ -278,7 +280,7 @@ fn backpressure_buffer_twice_and_compared() {
     let (_, b, _) = run(
         "backpressure-buffer",
         "bp-b",
-        &["--elements", "300", "--rounds", "1", "--trace", "off"],
+        &["--elements", "300", "--rounds", "1", "--trace", "off", "--impl", "reactive"],
     );
     compare(&a, &b, "publish-on-1[drop-latest]");
 }

@@ -22,11 +22,25 @@
 //! seed case and one overflowing grid cell under the flight recorder: the buffer emits
 //! `instant!("overflow")`, and the pacing map emits `counter!("buffer_depth")` (produced −
 //! delivered − overflowed, sampled per element).
+//!
+//! RxJava 3 (`rx-…` rows, `--impl`; [`crate::measure::rx`], tools/jvm/rx/RxBackpressure.java):
+//! the same seed cases and grid cells in the same rounds, each fork a JVM:
+//! `range.map(pace).onBackpressureBuffer(capacity, onOverflow, DROP_LATEST | DROP_OLDEST |
+//! ERROR)`, with `observeOn(Schedulers.single(), false, 1)` for publish-on-1 and the grid,
+//! without it for sync-request-1. That is RxJava's form with an exact capacity (its
+//! `onBackpressureBuffer(int)` rounds the queue up to a power of two). An overflow is a
+//! dropped element (onOverflow) or, under ERROR, the MissingBackpressureException the buffer
+//! signals; RxJava's DROP_LATEST drops the newest *buffered* element rather than the
+//! arriving one, so the counts compare and the elements delivered differ. Every run checks
+//! itself in the JVM (every emitted element delivered or overflowed, in order) and again
+//! here against the lab's own N and the seed's counts.
 
+use super::rx_rows::{self, ImplArgs};
 use crate::experiment::{
     self, size, CellPlan, Defaults, Experiment, Measured, Plan, Shared, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished};
+use crate::measure::rx::{RxBpRun, RxSettings};
 use crate::protocol::Ctx;
 use crate::results::{Chart, FileLink, Results, Row, Status, Table};
 use clap::Args;
@@ -47,6 +61,10 @@ pub struct BackpressureBuffer;
 const SERVICE_NS: u64 = 20_000;
 /// The seed's elements.
 const SEED_N: u64 = 1000;
+/// The rx rows' heap: a run holds at most its capacity and a few elements; 256 MiB spares
+/// each JVM's start the pre-touch of seed 000's 1 GiB (no collection runs during a grid
+/// run either way: it allocates a boxed Integer per element).
+const RX_HEAP: u64 = 256 << 20;
 /// The seed's buffer capacity.
 const SEED_CAP: usize = 10;
 /// The seed's cases: (case, overflow policy), each with the overflow count and terminal
@@ -255,6 +273,10 @@ pub struct BackpressureArgs {
     /// rate (1: as fast as it consumes).
     #[arg(long, value_parser = rates, default_value = "0.5,1,2,4")]
     pub rates: Rates,
+    /// Who runs the cases (`reactive`: the reactive crate; `rx`: RxJava 3's
+    /// onBackpressureBuffer, rows `rx-…`), and the rx rows' JVM.
+    #[command(flatten)]
+    pub rx: ImplArgs,
 }
 
 /// What a child runs.
@@ -288,6 +310,9 @@ pub struct Cell {
     pub warmup: usize,
     /// Measured runs.
     pub runs: usize,
+    /// RxJava on the JVM runs the case (an `rx-…` row), with these settings.
+    #[serde(default)]
+    pub rx: Option<RxSettings>,
 }
 
 /// One run, checked.
@@ -310,6 +335,12 @@ pub struct BpOutcome {
     pub warmup: Vec<BpRun>,
     /// Measured runs.
     pub runs: Vec<BpRun>,
+    /// rx rows: RxJava's version (its jar's manifest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rxjava_version: Option<String>,
+    /// rx rows: the JVM (version, flags, collectors, heap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<serde_json::Value>,
 }
 
 impl experiment::Outcome for BpOutcome {
@@ -371,8 +402,163 @@ fn run_case(case: &Case) -> BpRun {
     }
 }
 
+/// The lab's check of one rx run of `case`: the JVM's own check, then the counts against
+/// the lab's N and the seed's expectations (the same as the reactive rows' where they
+/// apply; under ERROR the element that overflowed must be capacity + 1: element 0 waits in
+/// observeOn's 1-slot queue, 1..=capacity fill the buffer).
+fn rx_check(case: &Case, r: &RxBpRun) -> Result<(), String> {
+    if r.check != "ok" {
+        return Err(format!("the JVM's check: {}", r.check));
+    }
+    if !r.in_order {
+        return Err("elements arrived out of order".into());
+    }
+    let (n, error) = match case {
+        Case::Seed { case, policy } => {
+            let (want, terminal) = seed_expectation(case, policy);
+            if r.overflows != want || !r.terminal.starts_with(terminal) {
+                return Err(format!(
+                    "{} overflows ending {:?}, expected {want} ending {terminal}",
+                    r.overflows, r.terminal
+                ));
+            }
+            if r.overflows_at_once.is_some_and(|a| a != r.overflows) {
+                return Err(format!(
+                    "{} overflows after the range had finished",
+                    r.overflows - r.overflows_at_once.unwrap_or(0)
+                ));
+            }
+            (SEED_N, terminal == "error")
+        }
+        Case::Grid { n, .. } => (*n, false),
+    };
+    if error {
+        let at = SEED_CAP as i64 + 1;
+        if r.last_emitted != at {
+            return Err(format!("element {} overflowed, expected element {at}", r.last_emitted));
+        }
+    } else if r.delivered + r.overflows != n || r.terminal != "complete" {
+        return Err(format!(
+            "delivered {} + overflowed {} != {n} (terminal: {})",
+            r.delivered, r.overflows, r.terminal
+        ));
+    }
+    Ok(())
+}
+
+/// An rx cell: RxBench runs the case in one JVM (warm-up and measured runs); each run is
+/// checked here again.
+fn run_rx(cell: &Cell, rx: &RxSettings, ctx: &mut Ctx) -> Result<BpOutcome, String> {
+    let mut extra: Vec<String> = Vec::new();
+    let n = match &cell.case {
+        Case::Seed { case, policy } => {
+            extra.extend(["--case", case, "--policy", policy].map(String::from));
+            extra.extend(["--capacity".to_string(), SEED_CAP.to_string()]);
+            SEED_N
+        }
+        Case::Grid { n, capacity, rate } => {
+            extra.extend(["--case", "grid", "--policy", "drop-latest"].map(String::from));
+            extra.extend(["--capacity".to_string(), capacity.to_string()]);
+            extra.extend(["--rate".to_string(), rate.to_string()]);
+            extra.extend(["--service-ns".to_string(), SERVICE_NS.to_string()]);
+            *n
+        }
+    };
+    let (o, _) =
+        crate::measure::rx::run(rx, "backpressure", n, (cell.warmup, cell.runs), &extra, ctx)?;
+    let run = |r: &crate::measure::rx::RxRun| -> BpRun {
+        let Some(b) = &r.bp else {
+            return BpRun {
+                outcome: None,
+                elapsed_ms: None,
+                valid: false,
+                verdict: "RxBench returned no counts".into(),
+            };
+        };
+        let verdict = rx_check(&cell.case, b);
+        BpRun {
+            outcome: Some(Outcome {
+                delivered: b.delivered,
+                overflows: b.overflows,
+                terminal: b.terminal.clone(),
+            }),
+            elapsed_ms: b.elapsed_ms,
+            valid: verdict.is_ok(),
+            verdict: verdict.err().unwrap_or_else(|| "ok".into()),
+        }
+    };
+    Ok(BpOutcome {
+        warmup: o.warmup.iter().map(run).collect(),
+        runs: o.runs.iter().map(run).collect(),
+        rxjava_version: o.rxjava_version,
+        jvm: Some(o.jvm),
+    })
+}
+
 fn fluid_model(n: u64, capacity: usize, rate: f64) -> f64 {
     (n as f64 * (1.0 - 1.0 / rate) - capacity as f64).max(0.0)
+}
+
+/// The seed's cases and the grid, run by the reactive crate (`rx: None`) or by RxJava
+/// (`rx-…` rows, key `impl: rx`; their trace pass records the JVM with Java Flight
+/// Recorder, [`crate::profile::jfr`]).
+fn cells_of(
+    a: &BackpressureArgs,
+    warmup: usize,
+    runs: usize,
+    rx: Option<&RxSettings>,
+) -> Vec<CellPlan<Cell>> {
+    let name = |l: String| match rx {
+        Some(s) => rx_rows::label(s, &l),
+        None => l,
+    };
+    let mut cells = Vec::new();
+    for &(case, policy) in SEED_CASES {
+        let c = Cell {
+            case: Case::Seed { case: case.into(), policy: policy.into() },
+            warmup,
+            runs,
+            rx: rx.cloned(),
+        };
+        let mut p = CellPlan::new(c, name(format!("{case}[{policy}]")), "seed")
+            .key("case", case)
+            .key("policy", policy);
+        let stem =
+            if policy == "drop-latest" { case.to_string() } else { format!("{case}-{policy}") };
+        p.file_stem = name(stem);
+        // The async case is the one whose overflows a trace shows.
+        p.trace = case == "publish-on-1" && policy == "drop-latest";
+        cells.push(p);
+    }
+    // The grid cell traced: the first that overflows in the fluid model (c10 r2 by default).
+    let traced = a
+        .capacities
+        .0
+        .iter()
+        .flat_map(|&c| a.rates.0.iter().map(move |&r| (c, r)))
+        .find(|&(c, r)| fluid_model(a.elements, c, r) > 0.0);
+    for &capacity in &a.capacities.0 {
+        for &rate in &a.rates.0 {
+            let case = Case::Grid { n: a.elements, capacity, rate };
+            let c = Cell { case, warmup, runs, rx: rx.cloned() };
+            let mut p = CellPlan::new(c, name(format!("grid[c{capacity},r{rate}]")), "grid")
+                .key("capacity", capacity)
+                .key("rate", rate);
+            p.file_stem = name(format!("grid-c{capacity}-r{rate}"));
+            p.trace = traced == Some((capacity, rate));
+            p.threads = 2;
+            cells.push(p);
+        }
+    }
+    if rx.is_some() {
+        cells = cells.into_iter().map(|p| p.key("impl", "rx")).collect();
+    }
+    cells
+}
+
+/// Whether a row is RxJava's.
+fn is_rx(x: &Row) -> bool {
+    x.key.get("impl").and_then(|v| v.as_str()) == Some("rx")
 }
 
 impl Experiment for BackpressureBuffer {
@@ -380,7 +566,10 @@ impl Experiment for BackpressureBuffer {
     const ABOUT: &'static str =
         "seed 000 (the Reactor baseline), its corrected onBackpressureBuffer test: overflows by \
         capacity × producer rate behind an async boundary with request(1) demand; the seed's \
-        two cases checked against their exact counts; overflow instants in a trace";
+        two cases checked against their exact counts; overflow instants in a trace; with \
+        --impl rx (the default where RxJava is installed) the same cases on RxJava 3's \
+        onBackpressureBuffer(capacity, onOverflow, strategy), rows rx-sync-request-1[…], \
+        rx-publish-on-1[…], rx-grid[…]";
     const DEFAULTS: Defaults = Defaults {
         rounds: 3,
         runs: 1,
@@ -396,41 +585,14 @@ impl Experiment for BackpressureBuffer {
         if a.elements == 0 {
             return Err("--elements must be at least 1 (got 0)".into());
         }
+        let chosen = a.rx.choose_sized(RX_HEAP)?;
         let (warmup, runs) = (shared.warmup as usize, shared.runs as usize);
         let mut cells = Vec::new();
-        for &(case, policy) in SEED_CASES {
-            let c = Cell {
-                case: Case::Seed { case: case.into(), policy: policy.into() },
-                warmup,
-                runs,
-            };
-            let mut p = CellPlan::new(c, format!("{case}[{policy}]"), "seed")
-                .key("case", case)
-                .key("policy", policy);
-            p.file_stem =
-                if policy == "drop-latest" { case.to_string() } else { format!("{case}-{policy}") };
-            // The async case is the one whose overflows a trace shows.
-            p.trace = case == "publish-on-1" && policy == "drop-latest";
-            cells.push(p);
+        if chosen.reactive {
+            cells.extend(cells_of(a, warmup, runs, None));
         }
-        // The grid cell traced: the first that overflows in the fluid model (c10 r2 by default).
-        let traced = a
-            .capacities
-            .0
-            .iter()
-            .flat_map(|&c| a.rates.0.iter().map(move |&r| (c, r)))
-            .find(|&(c, r)| fluid_model(a.elements, c, r) > 0.0);
-        for &capacity in &a.capacities.0 {
-            for &rate in &a.rates.0 {
-                let c = Cell { case: Case::Grid { n: a.elements, capacity, rate }, warmup, runs };
-                let mut p = CellPlan::new(c, format!("grid[c{capacity},r{rate}]"), "grid")
-                    .key("capacity", capacity)
-                    .key("rate", rate);
-                p.file_stem = format!("grid-c{capacity}-r{rate}");
-                p.trace = traced == Some((capacity, rate));
-                p.threads = 2;
-                cells.push(p);
-            }
+        if let Some(rx) = &chosen.rx {
+            cells.extend(cells_of(a, warmup, runs, Some(rx)));
         }
         for c in &mut cells {
             c.unit = "overflows";
@@ -440,14 +602,18 @@ impl Experiment for BackpressureBuffer {
             pairs: Vec::new(),
             cells,
             baseline: None,
-            config: json!({"elements": a.elements, "capacities": a.capacities, "rates": a.rates, "service_ns": SERVICE_NS, "seed_elements": SEED_N, "seed_capacity": SEED_CAP}),
+            config: json!({"elements": a.elements, "capacities": a.capacities, "rates": a.rates, "service_ns": SERVICE_NS, "seed_elements": SEED_N, "seed_capacity": SEED_CAP, "reactive": chosen.reactive, "rx": chosen.rx}),
             input_size: a.elements,
-            notes: Vec::new(),
+            notes: chosen.note.into_iter().collect(),
         })
     }
 
     fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<BpOutcome, String> {
-        let mut out = BpOutcome { warmup: Vec::new(), runs: Vec::new() };
+        if let Some(rx) = &cell.rx {
+            return run_rx(cell, rx, ctx);
+        }
+        let mut out =
+            BpOutcome { warmup: Vec::new(), runs: Vec::new(), rxjava_version: None, jvm: None };
         for i in 0..cell.warmup + cell.runs {
             let r = run_case(&cell.case);
             if i < cell.warmup {
@@ -473,9 +639,14 @@ impl Experiment for BackpressureBuffer {
             if let Some(t) = &rec.trace {
                 match (&t.result, t.file_written) {
                     (Ok(_), true) => {
+                        let what = if rec.plan.cell.rx.is_some() {
+                            "Java Flight Recorder trace (Perfetto)"
+                        } else {
+                            "flight-recorder trace (Perfetto)"
+                        };
                         out.files.push(FileLink {
                             file: t.file.clone(),
-                            what: format!("flight-recorder trace (Perfetto): {}", rec.plan.label),
+                            what: format!("{what}: {}", rec.plan.label),
                         });
                         out.notes.push(format!(
                             "trace {}: {}",
@@ -508,6 +679,15 @@ pub struct BackpressureDetail {
     pub terminal: Option<String>,
     /// Every run of every fork.
     pub runs: Vec<BpRun>,
+    /// Who ran it: `reactive` (the lab's crate) or `rx` (RxJava 3 on the JVM).
+    #[serde(default)]
+    pub implementation: String,
+    /// rx rows: `RxJava <version>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    /// rx rows: the JVM of the first fork that ran (version, flags, collectors, heap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<serde_json::Value>,
 }
 
 /// The row's case, by `kind`.
@@ -576,12 +756,20 @@ fn fill_row(row: &mut Row, rec: &CellRecord<BackpressureBuffer>) {
     };
     let delivered: Vec<f64> =
         valid.iter().filter_map(|r| r.outcome.as_ref().map(|o| o.delivered as f64)).collect();
+    let first = rec.forks.iter().find_map(|f| f.outcome.as_ref());
+    let rx = rec.plan.cell.rx.is_some();
     row.set_detail(&BackpressureDetail {
         case,
         overflows: row.score,
         delivered: crate::stats::median(&delivered),
         terminal: valid.first().and_then(|r| r.outcome.as_ref()).map(|o| o.terminal.clone()),
         runs,
+        implementation: if rx { "rx" } else { "reactive" }.to_string(),
+        library: rx.then(|| {
+            let v = first.and_then(|o| o.rxjava_version.clone());
+            format!("RxJava {}", v.unwrap_or_else(|| "?".into()))
+        }),
+        jvm: first.and_then(|o| o.jvm.clone()),
     });
 }
 
@@ -590,49 +778,54 @@ fn detail(x: &Row) -> Option<BackpressureDetail> {
     x.typed_detail()
 }
 
-/// The seed's cases against their expected overflows, and the grid's range of overflows.
+/// The seed's cases against their expected overflows, and the grid's range of overflows,
+/// for the reactive rows and then the rx rows.
 fn verdict(r: &Results) -> Vec<String> {
     let mut v = Vec::new();
-    let seed: Vec<&Row> = r.results.iter().filter(|x| x.group == "seed").collect();
-    if !seed.is_empty() {
-        let ok = seed.iter().filter(|x| x.status == Status::Ok).count();
-        let cases: Vec<String> = seed
+    for rx in [false, true] {
+        let who = if rx { " (RxJava)" } else { "" };
+        let mine = |x: &&Row| is_rx(x) == rx;
+        let seed: Vec<&Row> = r.results.iter().filter(|x| x.group == "seed").filter(mine).collect();
+        if !seed.is_empty() {
+            let ok = seed.iter().filter(|x| x.status == Status::Ok).count();
+            let cases: Vec<String> = seed
+                .iter()
+                .map(|x| {
+                    let n = x.score.map_or("–".into(), |s| format!("{s:.0}"));
+                    format!("{} {n}", x.label)
+                })
+                .collect();
+            v.push(format!(
+                "the seed's cases{who}: {ok} of {} give the expected overflows ({})",
+                seed.len(),
+                cases.join(", ")
+            ));
+        }
+        let grid: Vec<(&Row, f64)> = r
+            .results
             .iter()
-            .map(|x| {
-                let n = x.score.map_or("–".into(), |s| format!("{s:.0}"));
-                format!("{} {n}", x.label)
-            })
+            .filter(mine)
+            .filter(|x| x.group == "grid" && x.status == Status::Ok)
+            .filter_map(|x| Some((x, x.score?)))
             .collect();
-        v.push(format!(
-            "the seed's cases: {ok} of {} give the expected overflows ({})",
-            seed.len(),
-            cases.join(", ")
-        ));
-    }
-    let grid: Vec<(&Row, f64)> = r
-        .results
-        .iter()
-        .filter(|x| x.group == "grid" && x.status == Status::Ok)
-        .filter_map(|x| Some((x, x.score?)))
-        .collect();
-    let lo = grid.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-    let hi = grid.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-    if let (Some(lo), Some(hi)) = (lo, hi) {
-        let at = |x: &Row| {
-            let cap = x.key_u64("capacity").map_or("–".into(), |c| c.to_string());
-            let rate =
-                x.key.get("rate").and_then(|v| v.as_f64()).map_or("–".into(), |r| r.to_string());
-            format!("capacity {cap}, rate {rate}×")
-        };
-        v.push(format!(
-            "the grid: {} of {} cells overflow, from {:.0} ({}) to {:.0} ({})",
-            grid.iter().filter(|g| g.1 > 0.0).count(),
-            grid.len(),
-            lo.1,
-            at(lo.0),
-            hi.1,
-            at(hi.0)
-        ));
+        let lo = grid.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+        let hi = grid.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            let at = |x: &Row| {
+                let cap = x.key_u64("capacity").map_or("–".into(), |c| c.to_string());
+                let rate = x.key.get("rate").and_then(|v| v.as_f64());
+                format!("capacity {cap}, rate {}×", rate.map_or("–".into(), |r| r.to_string()))
+            };
+            v.push(format!(
+                "the grid{who}: {} of {} cells overflow, from {:.0} ({}) to {:.0} ({})",
+                grid.iter().filter(|g| g.1 > 0.0).count(),
+                grid.len(),
+                lo.1,
+                at(lo.0),
+                hi.1,
+                at(hi.0)
+            ));
+        }
     }
     v
 }
@@ -675,10 +868,11 @@ fn charts(r: &Results) -> Vec<Chart> {
         else {
             continue;
         };
+        let who = if is_rx(x) { "RxJava, " } else { "" };
         if let Some(score) = x.score {
             super::charts::push_point(
                 &mut grid,
-                &format!("capacity {capacity}"),
+                &format!("{who}capacity {capacity}"),
                 rate,
                 score,
                 x.score_ci,
@@ -686,7 +880,8 @@ fn charts(r: &Results) -> Vec<Chart> {
         }
         let name = format!("fluid model, capacity {capacity}");
         match grid.references.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, v)) => v.push((rate, fluid_model)),
+            Some((_, v)) if !v.contains(&(rate, fluid_model)) => v.push((rate, fluid_model)),
+            Some(_) => {}
             None => grid.references.push((name, vec![(rate, fluid_model)])),
         }
     }
@@ -700,6 +895,7 @@ fn seed_table(r: &Results) -> Table {
     let mut t = Table::new(
         format!("The seed's cases ({SEED_N} elements, capacity {SEED_CAP})"),
         &[
+            "impl",
             "case",
             "overflow policy",
             "status",
@@ -721,6 +917,7 @@ fn seed_table(r: &Results) -> Table {
         let null = |v: Option<String>| v.unwrap_or_else(|| "null".into());
         let ok = x.status == Status::Ok;
         t.rows.push(vec![
+            if is_rx(x) { "rx" } else { "reactive" }.into(),
             case,
             policy,
             x.status.word().into(),
@@ -743,7 +940,11 @@ fn seed_table(r: &Results) -> Table {
     t.note = Some(
         "publish-on-1: element 0 waits in publish_on's 1-slot queue, 1..=10 fill the buffer, \
          the rest overflow while the range runs (before any downstream request). A count other \
-         than the expected one makes the row INVALID."
+         than the expected one makes the row INVALID. rx: RxJava 3's \
+         onBackpressureBuffer(10, onOverflow, DROP_LATEST | DROP_OLDEST | ERROR), behind \
+         observeOn(Schedulers.single(), false, 1) for publish-on-1; its DROP_LATEST drops the \
+         newest buffered element, not the arriving one (same count, other elements), and its \
+         ERROR overflow is the MissingBackpressureException it signals."
             .into(),
     );
     t
@@ -767,42 +968,52 @@ fn grid_table(a: &BackpressureArgs, r: &Results) -> Table {
              model predicts max(0, N·(1 − 1/rate) − capacity) overflows; where the wall time per \
              delivered element exceeds the service time, the consumer's real rate (service + \
              publish_on's wake-up per element on these cores) is lower than nominal and more \
-             overflow."
+             overflow. Lines 'C (rx)': RxJava 3, onBackpressureBuffer(C, onOverflow, \
+             DROP_LATEST) → observeOn(Schedulers.single(), false, 1), in the same rounds."
                 .into(),
         ),
     };
-    for &cap in &a.capacities.0 {
-        let mut line = vec![cap.to_string()];
-        for &rate in &a.rates.0 {
-            let row = r.results.iter().find(|x| {
-                x.group == "grid"
-                    && x.key_u64("capacity") == Some(cap as u64)
-                    && x.key.get("rate").and_then(|v| v.as_f64()) == Some(rate)
-            });
-            line.push(match row {
-                Some(x) if x.status == Status::Ok => {
-                    let d = detail(x);
-                    let (us, fluid) = match d.as_ref().map(|d| &d.case) {
-                        Some(CaseDetail::Grid { us_per_delivered, fluid_model, .. }) => {
-                            (*us_per_delivered, *fluid_model)
-                        }
-                        _ => (None, 0.0),
-                    };
-                    format!(
-                        "{} ({}; {} µs) [{:.0}]",
-                        x.score.map_or("–".into(), |v| format!("{v:.0}")),
-                        d.and_then(|d| d.delivered).map_or("–".into(), |v| format!("{v:.0}")),
-                        us.map_or("–".into(), |v| format!("{v:.0}")),
-                        fluid
-                    )
-                }
-                Some(x) => format!("{}: {}", x.status.word(), x.error.clone().unwrap_or_default()),
-                None => "–".into(),
-            });
+    for rx in [false, true] {
+        if !r.results.iter().any(|x| x.group == "grid" && is_rx(x) == rx) {
+            continue;
         }
-        t.rows.push(line);
+        for &cap in &a.capacities.0 {
+            let name = if rx { format!("{cap} (rx)") } else { cap.to_string() };
+            let mut line = vec![name];
+            for &rate in &a.rates.0 {
+                let row = r.results.iter().find(|x| {
+                    x.group == "grid"
+                        && is_rx(x) == rx
+                        && x.key_u64("capacity") == Some(cap as u64)
+                        && x.key.get("rate").and_then(|v| v.as_f64()) == Some(rate)
+                });
+                line.push(row.map_or("–".into(), grid_cell_text));
+            }
+            t.rows.push(line);
+        }
     }
     t
+}
+
+/// One grid cell: overflows (delivered; µs per delivered element) [fluid model].
+fn grid_cell_text(x: &Row) -> String {
+    if x.status != Status::Ok {
+        return format!("{}: {}", x.status.word(), x.error.clone().unwrap_or_default());
+    }
+    let d = detail(x);
+    let (us, fluid) = match d.as_ref().map(|d| &d.case) {
+        Some(CaseDetail::Grid { us_per_delivered, fluid_model, .. }) => {
+            (*us_per_delivered, *fluid_model)
+        }
+        _ => (None, 0.0),
+    };
+    format!(
+        "{} ({}; {} µs) [{:.0}]",
+        x.score.map_or("–".into(), |v| format!("{v:.0}")),
+        d.and_then(|d| d.delivered).map_or("–".into(), |v| format!("{v:.0}")),
+        us.map_or("–".into(), |v| format!("{v:.0}")),
+        fluid
+    )
 }
 
 fn method_lines() -> Vec<String> {
@@ -822,6 +1033,19 @@ fn method_lines() -> Vec<String> {
         "Traces: overflow instants come from the reactive crate's buffer \
          (instant!(\"overflow\")); buffer_depth is sampled by the harness's map()."
             .into(),
+        "rx rows: RxJava 3 (Debian's librx-java) in a JVM per fork (--jvm-gc's collector, a \
+         256 MiB heap), tools/jvm/rx/RxBackpressure.java: the same cases with \
+         Flowable.range(0, N).map(pace).onBackpressureBuffer(capacity, onOverflow, strategy) \
+         (RxJava's form with an exact capacity), observeOn(Schedulers.single(), false, 1) as \
+         the boundary, the same pacing (spinning to i × period from the first element) and \
+         consumer (spin the service time, then request(1)). Overflows = onOverflow calls + \
+         MissingBackpressureExceptions the buffer signalled. Each run checks itself in the \
+         JVM (every emitted element delivered or overflowed, in order) and again in the lab \
+         against its own N and the seed's counts (under ERROR: element 11 overflowed). Their \
+         trace pass (the same cells as the reactive rows') runs the JVM under Java Flight \
+         Recorder: GC pauses, safepoints, parks and monitor waits on each Java thread's \
+         track, with the kernel's off-CPU slices; RxJava emits no overflow instants."
+            .into(),
     ]
 }
 
@@ -840,6 +1064,39 @@ mod tests {
         let d = json!({"kind": "grid", "elements": 500, "capacity": capacity, "rate": rate,
             "fluid_model": fluid, "runs": []});
         row(&format!("grid[c{capacity},r{rate}]"), "grid", overflows, None, d)
+    }
+
+    fn rx_run(delivered: u64, overflows: u64, last: i64, terminal: &str) -> RxBpRun {
+        RxBpRun {
+            emitted: delivered + overflows,
+            last_emitted: last,
+            delivered,
+            overflows,
+            overflows_at_once: None,
+            in_order: true,
+            terminal: terminal.into(),
+            elapsed_ms: None,
+            check: "ok".into(),
+        }
+    }
+
+    #[test]
+    fn an_rx_run_is_checked_against_the_labs_own_counts() {
+        let seed = |policy: &str| Case::Seed { case: "publish-on-1".into(), policy: policy.into() };
+        assert!(rx_check(&seed("drop-latest"), &rx_run(11, 989, 999, "complete")).is_ok());
+        // One element lost on the way: 11 + 988 is not the seed's 1000.
+        let e = rx_check(&seed("drop-latest"), &rx_run(11, 988, 999, "complete")).unwrap_err();
+        assert!(e.contains("989"), "{e}");
+        let mbe = "error: io.reactivex.rxjava3.exceptions.MissingBackpressureException";
+        assert!(rx_check(&seed("error"), &rx_run(0, 1, 11, mbe)).is_ok());
+        let e = rx_check(&seed("error"), &rx_run(0, 1, 12, mbe)).unwrap_err();
+        assert!(e.contains("element 12 overflowed, expected element 11"), "{e}");
+        let grid = Case::Grid { n: 500, capacity: 10, rate: 2.0 };
+        assert!(rx_check(&grid, &rx_run(23, 477, 499, "complete")).is_ok());
+        assert!(rx_check(&grid, &rx_run(23, 476, 499, "complete")).is_err());
+        let mut own = rx_run(23, 477, 499, "complete");
+        own.check = "elements arrived out of order".into();
+        assert!(rx_check(&grid, &own).unwrap_err().starts_with("the JVM's check"));
     }
 
     #[test]

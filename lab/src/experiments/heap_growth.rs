@@ -22,11 +22,26 @@
 //!
 //! Verdict rule: **grows** when peak live bytes at 2N are at least [`GROWS_AT`]× those at
 //! N (the backlog's memory scales with the message count); otherwise **flat**.
+//!
+//! RxJava 3 (`rx-…` rows, `--impl`; [`crate::measure::rx`], tools/jvm/rx/RxHeapGrowth.java):
+//! the same source and consumer through RxJava's buffers — `Observable.observeOn` (no
+//! backpressure: an unbounded queue), `Flowable.onBackpressureBuffer()` before
+//! `observeOn(single, false, 1024)` (unbounded), and `observeOn(single, false, 1024)` alone
+//! (bounded) — at N and 2N. dhat cannot see a JVM's heap; the JVM's evidence is its live
+//! heap after a full collection (`System.gc()`, then the heap pools'
+//! `MemoryPoolMXBean.getCollectionUsage()`), sampled on the source's thread after every
+//! N/8-th message: the row's peak live bytes are the largest sample minus the one taken
+//! before the run (the JVM's own objects), and the same rule decides grows or flat. The rx
+//! cells are forks in rounds (`--rounds` JVMs, each `--warmup` + `--runs` runs), not heap
+//! passes; their trace pass at N runs the JVM under Java Flight Recorder (every
+//! `System.gc()` shows as a GC pause).
 
+use super::rx_rows::{self, ImplArgs};
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished, PassRecord};
+use crate::measure::rx::{RxHeapRun, RxSettings};
 use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::protocol::{Ctx, HeapTotals};
 use crate::results::{Chart, FileLink, Results, Row, Status, Table};
@@ -60,6 +75,21 @@ const VARIANTS: &[(&str, &str, Option<usize>)] = &[
     ("reactive (prefetch 1024)", "reactive", Some(BOUND)),
 ];
 
+/// RxJava's buffers: (label after `rx-`, RxBench's `--buffer`, bound).
+const RX_BUFFERS: &[(&str, &str, Option<usize>)] = &[
+    ("observable (unbounded)", "observable", None),
+    ("on-backpressure-buffer (unbounded)", "on-backpressure-buffer", None),
+    ("observe-on (prefetch 1024)", "observe-on", Some(BOUND)),
+];
+
+/// The rx rows' heap for N: room for all 2N messages live at once (a 40-byte message, its
+/// queue slot and what the source allocates beside it: 512 B a message leaves a copying
+/// young generation room beside the backlog), at least 256 MiB, at most a third of RAM.
+fn rx_heap(n: u64) -> u64 {
+    let want = (2 * n).saturating_mul(512).max(256 << 20);
+    want.min(crate::measure::jvm::heap_cap().max(256 << 20)) >> 20 << 20
+}
+
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct HeapGrowthArgs {
@@ -71,6 +101,10 @@ pub struct HeapGrowthArgs {
     /// slower than the producer.
     #[arg(long, value_parser = size, default_value = "20000")]
     pub work: u64,
+    /// Who runs the buffers (`reactive`: the lab's Rust variants; `rx`: RxJava 3's, rows
+    /// `rx-…`), and the rx rows' JVM.
+    #[command(flatten)]
+    pub rx: ImplArgs,
 }
 
 /// What a child runs: one variant at one message count.
@@ -84,6 +118,13 @@ pub struct GrowthCell {
     pub messages: u64,
     /// Multiply-adds per message in the consumer.
     pub work: u64,
+    /// RxJava runs the cell (an `rx-…` row; `variant` is RxBench's `--buffer`), in a fork
+    /// per round: warm-up and measured runs.
+    #[serde(default)]
+    pub rx: Option<RxSettings>,
+    /// rx cells: warm-up and measured runs.
+    #[serde(default)]
+    pub runs: (usize, usize),
 }
 
 /// What a child returns: its one run.
@@ -105,17 +146,98 @@ pub struct GrowthOutcome {
     pub valid: bool,
     /// "ok" or the first failed check.
     pub verdict: String,
+    /// rx cells: the JVM's runs (the fields above are the last measured run's; `valid` and
+    /// `verdict` cover every run, warm-ups included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<JvmGrowth>,
+}
+
+/// An rx fork's JVM evidence.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JvmGrowth {
+    /// The measured runs, as RxBench reported them.
+    pub runs: Vec<RxHeapRun>,
+    /// Bytes allocated per message in each measured run (every thread of the JVM).
+    pub allocated_bytes_per_message: Vec<f64>,
+    /// Collections during each measured run (System.gc()'s included).
+    pub gc_count: Vec<u64>,
+    /// RxJava's version.
+    pub rxjava_version: Option<String>,
+    /// The JVM (version, flags, collectors, heap).
+    pub jvm: serde_json::Value,
 }
 
 impl Outcome for GrowthOutcome {
-    /// The run's largest depth, in the cells' unit (messages queued).
+    /// The run's largest depth, in the cells' unit (messages queued); an rx fork's, one per
+    /// measured run.
     fn measured(&self) -> Vec<Measured> {
-        vec![Measured {
-            value: self.max_depth as f64,
-            valid: self.valid,
-            verdict: self.verdict.clone(),
-        }]
+        let depths: Vec<u64> = match &self.jvm {
+            Some(j) => j.runs.iter().map(|r| r.max_depth).collect(),
+            None => vec![self.max_depth],
+        };
+        depths
+            .into_iter()
+            .map(|d| Measured { value: d as f64, valid: self.valid, verdict: self.verdict.clone() })
+            .collect()
     }
+}
+
+/// The lab's check of one rx run: the JVM's own check, then all N messages, in order.
+fn rx_check(r: &RxHeapRun, n: u64) -> Result<(), String> {
+    if r.check != "ok" {
+        return Err(format!("the JVM's check: {}", r.check));
+    }
+    if r.received != n || !r.in_order || r.terminal != "complete" {
+        return Err(format!(
+            "{} of {n} messages arrived (in order: {}; terminal: {})",
+            r.received, r.in_order, r.terminal
+        ));
+    }
+    if r.live_peak_bytes < 0 {
+        return Err("no live-heap sample was taken".into());
+    }
+    Ok(())
+}
+
+/// An rx cell: RxBench's heap-growth workload in one JVM, each run checked again here.
+fn run_rx(cell: &GrowthCell, rx: &RxSettings, ctx: &mut Ctx) -> Result<GrowthOutcome, String> {
+    let mut extra = vec!["--buffer".to_string(), cell.variant.clone()];
+    extra.extend(["--work".to_string(), cell.work.to_string()]);
+    extra.extend(["--bound".to_string(), BOUND.to_string()]);
+    let n = cell.messages;
+    let (o, _) = crate::measure::rx::run(rx, "heap-growth", n, cell.runs, &extra, ctx)?;
+    let heap = |r: &crate::measure::rx::RxRun| r.heap.clone().ok_or("RxBench returned no heap");
+    let mut verdict = Ok(());
+    for (i, r) in o.warmup.iter().chain(&o.runs).enumerate() {
+        let checked = heap(r).map_err(String::from).and_then(|h| rx_check(&h, n));
+        if let Err(e) = checked {
+            verdict = Err(format!("run {i}: {e}"));
+            break;
+        }
+    }
+    let runs: Vec<RxHeapRun> = o.runs.iter().filter_map(|r| r.heap.clone()).collect();
+    let last = runs.last().ok_or("RxBench returned no measured run")?;
+    Ok(GrowthOutcome {
+        messages: n,
+        received: last.received,
+        max_depth: last.max_depth,
+        depth_series: last.depth_series.clone(),
+        checksum: last.checksum as u64,
+        elapsed_ms: o.runs.last().map_or(0.0, |r| r.ns as f64 / 1e6),
+        valid: verdict.is_ok(),
+        verdict: verdict.err().unwrap_or_else(|| "ok".into()),
+        jvm: Some(JvmGrowth {
+            allocated_bytes_per_message: o
+                .runs
+                .iter()
+                .map(|r| r.allocated_bytes as f64 / n as f64)
+                .collect(),
+            gc_count: o.runs.iter().map(|r| r.gc_count).collect(),
+            runs,
+            rxjava_version: o.rxjava_version,
+            jvm: o.jvm,
+        }),
+    })
 }
 
 struct Job {
@@ -168,6 +290,7 @@ impl WithHandoff for Job {
             first_error.get_or_insert(format!("{got} of {n} messages arrived"));
         }
         Ok(GrowthOutcome {
+            jvm: None,
             messages: n,
             received: got,
             max_depth: max_depth as u64,
@@ -188,7 +311,9 @@ impl Experiment for HeapGrowth {
     const NAME: &'static str = "heap-growth";
     const ABOUT: &'static str = "seed 000 (the Reactor baseline): a producer faster than a \
         slow consumer: which buffers grow (dhat peak live bytes at N and 2N, queue depth over \
-        time) and which stay flat";
+        time) and which stay flat; with --impl rx (the default where RxJava is installed) \
+        RxJava 3's buffers too, rows rx-observable, rx-on-backpressure-buffer, rx-observe-on: \
+        the JVM's live heap after a full collection at N and 2N";
     // Untimed cells: the runner plans no rounds, so rounds, runs and warm-up are inert.
     const DEFAULTS: Defaults = Defaults {
         rounds: 1,
@@ -202,11 +327,6 @@ impl Experiment for HeapGrowth {
     type Outcome = GrowthOutcome;
 
     fn plan(a: &HeapGrowthArgs, shared: &Shared) -> Result<Plan<GrowthCell>, String> {
-        if shared.heap == Switch::Off {
-            return Err("heap-growth needs its heap pass (its verdict is decided from dhat's \
-                        peak live bytes); run it with --heap on"
-                .into());
-        }
         let n = a.messages;
         if n < 2 * BOUND as u64 {
             return Err(format!(
@@ -221,46 +341,74 @@ impl Experiment for HeapGrowth {
                         slower than the producer"
                 .into());
         }
+        let chosen = a.rx.choose_sized(rx_heap(n))?;
+        if chosen.reactive && shared.heap == Switch::Off {
+            return Err("heap-growth needs its heap pass (its verdict is decided from dhat's \
+                        peak live bytes); run it with --heap on"
+                .into());
+        }
+        let runs = (shared.warmup as usize, shared.runs as usize);
         let mut cells = Vec::new();
-        for &(label, variant, cap) in VARIANTS {
+        let rust = if chosen.reactive { VARIANTS } else { &[] };
+        let rx = chosen.rx.as_ref().map_or(&[][..], |_| RX_BUFFERS);
+        for (&(label, variant, cap), is_rx) in
+            rust.iter().map(|v| (v, false)).chain(rx.iter().map(|v| (v, true)))
+        {
+            let settings = chosen.rx.as_ref().filter(|_| is_rx);
+            let label = settings.map_or(label.to_string(), |s| rx_rows::label(s, label));
             for (mult, tag) in [(1, "N"), (2, "2N")] {
                 let cell = GrowthCell {
                     variant: variant.to_string(),
                     capacity: cap,
                     messages: n * mult,
                     work: a.work,
+                    rx: settings.cloned(),
+                    runs,
                 };
-                let mut c = CellPlan::new(cell, label, tag)
-                    .key("variant", label)
+                let mut c = CellPlan::new(cell, label.clone(), tag)
+                    .key("variant", label.clone())
                     .key("handoff", variant)
                     .key("bound", cap.map_or(json!(null), |c| json!(c)))
                     .key("messages", n * mult);
                 c.file_stem = file_stem(variant, cap, &tag.to_lowercase());
                 c.threads = 2;
                 c.unit = "messages queued (max)";
-                c.timed = false;
+                // The rx cells are forks (a JVM each): dhat sees only Rust; their trace pass
+                // is Java Flight Recorder's.
+                c.timed = is_rx;
+                c.heap = !is_rx;
                 // The depth over time is charted from N's trace; 2N's would repeat it.
                 c.trace = mult == 1;
+                if is_rx {
+                    c = c.key("impl", "rx");
+                    c.file_stem = format!("rx-{}", c.file_stem);
+                }
                 cells.push(c);
             }
         }
+        let mut notes: Vec<String> = chosen.note.into_iter().collect();
+        notes.push(format!(
+            "heap-growth's Rust cells are untimed (heap and depth counts, not times): each is \
+             one run of {n} or {} messages in a heap child, and at N one more in a trace \
+             child; --rounds, --runs and --warmup apply to the rx rows only (a JVM per round).",
+            2 * n
+        ));
         Ok(Plan {
             pairs: Vec::new(),
             cells,
             baseline: None,
             config: json!({"bound": BOUND, "ring_wait": "blocking", "grows_at": GROWS_AT,
-                           "depth_samples": DEPTH_SAMPLES}),
+                           "depth_samples": DEPTH_SAMPLES, "reactive": chosen.reactive,
+                           "rx": chosen.rx}),
             input_size: n,
-            notes: vec![format!(
-                "heap-growth's cells are untimed (heap and depth counts, not times): each is \
-                 one run of {n} or {} messages in a heap child, and at N one more in a trace \
-                 child; --rounds, --runs and --warmup do not apply.",
-                2 * n
-            )],
+            notes,
         })
     }
 
     fn run_cell(cell: &GrowthCell, ctx: &mut Ctx) -> Result<GrowthOutcome, String> {
+        if let Some(rx) = &cell.rx {
+            return run_rx(cell, rx, ctx);
+        }
         let settings = Settings {
             variant: cell.variant.clone(),
             wait: Some("blocking".into()),
@@ -290,10 +438,12 @@ impl Experiment for HeapGrowth {
         out.charts.extend(depth_chart(run));
         for rec in &run.cells {
             let p = &rec.plan;
-            for (pass, what) in [
-                (&rec.heap, "dhat heap profile (dh_view)"),
-                (&rec.trace, "Chrome trace with the queue_depth counter (Perfetto)"),
-            ] {
+            let trace = if p.cell.rx.is_some() {
+                "Chrome trace from Java Flight Recorder: GC pauses, parks (Perfetto)"
+            } else {
+                "Chrome trace with the queue_depth counter (Perfetto)"
+            };
+            for (pass, what) in [(&rec.heap, "dhat heap profile (dh_view)"), (&rec.trace, trace)] {
                 match pass {
                     Some(r) if r.file_written => out.files.push(FileLink {
                         file: r.file.clone(),
@@ -361,6 +511,26 @@ pub struct HeapGrowthDetail {
     /// `grows` or `flat`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<String>,
+    /// rx rows: the JVM's live bytes the run held at its peak (the largest live-heap
+    /// sample after a full collection minus the one before the run), the median over the
+    /// measured runs of the valid forks: the row's peak live bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jvm_live_bytes: Option<u64>,
+    /// rx rows: the largest live-heap sample itself (JVM objects included), median.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jvm_live_peak_bytes: Option<u64>,
+    /// rx rows: the live heap before the run, median.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jvm_live_before_bytes: Option<u64>,
+    /// rx rows: bytes allocated per message (every JVM thread), median.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jvm_allocated_bytes_per_message: Option<f64>,
+    /// rx rows: `RxJava <version>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    /// rx rows: the JVM of the first fork (version, flags, collectors, heap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<serde_json::Value>,
 }
 
 /// A row's typed detail (the default for a row that has none).
@@ -372,6 +542,9 @@ fn detail(x: &Row) -> HeapGrowthDetail {
 /// no forks, so the generic row is ok until a pass says otherwise: a failed check makes it
 /// INVALID, a failed child its child's status, a missing heap pass NOT RUN.
 fn fill_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
+    if rec.plan.cell.rx.is_some() {
+        return fill_rx_row(row, rec);
+    }
     let messages = rec.plan.cell.messages;
     let mut d = HeapGrowthDetail::default();
     match &rec.heap {
@@ -415,12 +588,51 @@ fn fill_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
     row.set_detail(&d);
 }
 
-/// Peak live bytes of an ok row.
+/// An rx row's details from its forks (the generic row already has their status): the
+/// medians over the measured runs of the valid forks.
+fn fill_rx_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
+    let js: Vec<&JvmGrowth> = rec.outcomes().filter_map(|o| o.jvm.as_ref()).collect();
+    let runs: Vec<&RxHeapRun> = js.iter().flat_map(|j| &j.runs).collect();
+    let med = |f: &dyn Fn(&RxHeapRun) -> f64| {
+        crate::stats::median(&runs.iter().map(|r| f(r)).collect::<Vec<f64>>())
+    };
+    let held = |r: &RxHeapRun| (r.live_peak_bytes as f64 - r.live_before_bytes as f64).max(0.0);
+    let alloc: Vec<f64> = js.iter().flat_map(|j| j.allocated_bytes_per_message.clone()).collect();
+    let first = rec.forks.iter().find_map(|f| f.outcome.as_ref()?.jvm.as_ref());
+    let mut d = HeapGrowthDetail {
+        max_depth: med(&|r| r.max_depth as f64).map(|v| v as u64),
+        messages: Some(rec.plan.cell.messages),
+        jvm_live_bytes: med(&held).map(|v| v as u64),
+        jvm_live_peak_bytes: med(&|r| r.live_peak_bytes as f64).map(|v| v as u64),
+        jvm_live_before_bytes: med(&|r| r.live_before_bytes as f64).map(|v| v as u64),
+        jvm_allocated_bytes_per_message: crate::stats::median(&alloc),
+        library: first
+            .map(|j| format!("RxJava {}", j.rxjava_version.clone().unwrap_or_else(|| "?".into()))),
+        jvm: first.map(|j| j.jvm.clone()),
+        ..HeapGrowthDetail::default()
+    };
+    if let Some(p) = &rec.trace {
+        d.trace = p.file_written.then(|| p.file.clone());
+        if let Ok(o) = &p.result {
+            d.trace_max_depth = Some(o.max_depth);
+            if !o.valid {
+                fail(row, Status::Invalid, format!("trace pass: {}", o.verdict));
+            }
+        }
+    }
+    if row.status == Status::Ok && d.jvm_live_bytes.is_none() {
+        fail(row, Status::Error, "no measured run of a valid fork".into());
+    }
+    row.set_detail(&d);
+}
+
+/// Peak live bytes of an ok row: dhat's, or for an rx row the JVM's live bytes held.
 fn peak(row: &Row) -> Option<u64> {
     if row.status != Status::Ok {
         return None;
     }
-    detail(row).heap.map(|h| h.max_bytes)
+    let d = detail(row);
+    d.heap.map(|h| h.max_bytes).or(d.jvm_live_bytes)
 }
 
 /// Each variant's verdict on both of its rows, from its N and 2N peaks.
@@ -486,10 +698,16 @@ fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {
             "verdict",
         ],
     );
-    for &(label, _, cap) in VARIANTS {
+    let mut labels: Vec<&str> = Vec::new();
+    for x in &r.results {
+        if !labels.contains(&x.label.as_str()) {
+            labels.push(&x.label);
+        }
+    }
+    for label in labels {
         let of = |tag: &str| r.results.iter().find(|x| x.label == label && x.group == tag);
         let (Some(rn), Some(r2)) = (of("N"), of("2N")) else { continue };
-        let bound = cap.map_or("unbounded".into(), |c| c.to_string());
+        let bound = rn.key_u64("bound").map_or("unbounded".into(), |c| c.to_string());
         if let Some(bad) = [rn, r2].into_iter().find(|x| x.status != Status::Ok) {
             let why = bad.error.clone().unwrap_or_default();
             t.rows.push(vec![
@@ -502,13 +720,18 @@ fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {
         let (dn, d2) = (detail(rn), detail(r2));
         let depth = |d: &HeapGrowthDetail| d.max_depth.map_or("–".into(), |v| v.to_string());
         let peak_of = |x: &Row| peak(x).map_or("–".into(), |p| p.to_string());
+        let per_message = match (d2.blocks_per_message, d2.jvm_allocated_bytes_per_message) {
+            (Some(b), _) => format!("{b:.3}"),
+            (None, Some(a)) => format!("– (JVM: {a:.1} B allocated)"),
+            (None, None) => "–".into(),
+        };
         t.rows.push(vec![
             label.into(),
             bound,
             peak_of(rn),
             peak_of(r2),
             dn.peak_ratio.map_or("–".into(), |x| format!("{x:.2}")),
-            d2.blocks_per_message.map_or("–".into(), |x| format!("{x:.3}")),
+            per_message,
             format!("{} / {}", depth(&dn), depth(&d2)),
             dn.verdict.clone().unwrap_or_else(|| "–".into()),
         ]);
@@ -516,7 +739,10 @@ fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {
     t.note = Some(format!(
         "Rule: grows when peak live bytes at 2N ≥ {GROWS_AT} × those at N; flat otherwise. \
          Peak live bytes = dhat's max_bytes over the heap child's one run (the whole \
-         process's heap at its peak, not a difference of totals)."
+         process's heap at its peak, not a difference of totals). rx rows (RxJava 3 on the \
+         JVM, which dhat cannot see): the live heap after a full collection (System.gc(), \
+         then the heap pools' collection usage), sampled after every N/8-th message, its \
+         largest sample minus the sample before the run; median over the measured runs."
     ));
     t
 }
@@ -526,12 +752,17 @@ fn depth_chart(run: &Finished<HeapGrowth>) -> Option<Chart> {
         .cells
         .iter()
         .filter_map(|c| {
-            let o = c.trace.as_ref()?.result.as_ref().ok()?;
+            let o = match &c.plan.cell.rx {
+                None => c.trace.as_ref()?.result.as_ref().ok()?,
+                // An rx row's depth comes from its first valid fork at N.
+                Some(_) if c.plan.group == "N" => c.outcomes().next()?,
+                Some(_) => return None,
+            };
             Some((c.plan.label.clone(), o.depth_series.clone()))
         })
         .collect();
     (!series.is_empty()).then(|| Chart {
-        title: "Queue depth over time (trace child, N messages)".into(),
+        title: "Queue depth over time (trace child, N messages; rx rows: a measured run)".into(),
         x_label: "ms since start".into(),
         y_label: "messages queued".into(),
         series,
@@ -560,6 +791,26 @@ fn method_lines(a: &HeapGrowthArgs) -> Vec<String> {
          the row INVALID and leaves the variant without a verdict."
             .into(),
         format!("Verdict: grows when peak live bytes at 2N ≥ {GROWS_AT} × at N; flat otherwise."),
+        format!(
+            "rx rows: RxJava 3 (Debian's librx-java) in a JVM per fork (--jvm-gc's \
+             collector, a heap of {} MiB: room for 2N messages), tools/jvm/rx/RxHeapGrowth.java: range(0, N).map(i -> a 40-byte message) through \
+             Observable.observeOn(Schedulers.single()) (no backpressure, an unbounded queue), \
+             Flowable.onBackpressureBuffer() → observeOn(single, false, {BOUND}) (unbounded) or \
+             observeOn(single, false, {BOUND}) alone (bounded: the range emits what is \
+             requested); the consumer does the same {} multiply-adds per message. Live heap: \
+             System.gc() (a full collection under the serial, parallel and G1 collectors; \
+             RxBench refuses -XX:+ExplicitGCInvokesConcurrent and -XX:+DisableExplicitGC), \
+             then the sum of the heap pools' MemoryPoolMXBean.getCollectionUsage(), before the \
+             run and on the source's thread after every N/8-th message; peak live bytes = the \
+             largest sample minus the one before (the first run in a JVM first sends two \
+             messages through the same chain, so that the static state of the classes it \
+             loads is in the sample before the run, not counted as the buffer's). Depth = \
+             produced − received, sampled by the consumer every N/{DEPTH_SAMPLES} messages. \
+             Their trace child at N runs the JVM under Java Flight Recorder (GC pauses, each \
+             System.gc() among them, parks, safepoints) instead of the flight recorder.",
+            rx_heap(a.messages) >> 20,
+            a.work
+        ),
     ]
 }
 

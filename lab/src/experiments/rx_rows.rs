@@ -3,8 +3,8 @@
 //! and how the rx rows' JVMs are started (`--jvm-gc`, `--jvm-flags`).
 //!
 //! Asked for by name (`--impl rx`) where RxJava cannot run, the experiment refuses (one
-//! line with the install command, exit 2); by default the rx rows run where RxJava is
-//! installed and a note says when they were left out and why.
+//! line with the install command, exit 2); by default (or `--impl all`) the rx rows run
+//! where RxJava is installed, and stderr and a note say when they were left out and why.
 
 use super::choices::Choices;
 use crate::measure::rx::{self, RxSettings};
@@ -15,7 +15,12 @@ use serde::Serialize;
 
 /// The names `--impl` takes (and `fault-rx` with `LAB_FAULTS=1`).
 const IMPLS: &[(&str, &str)] = &[
-    ("reactive", "the lab's reactive crate (Flux, Mono, publish_on)"),
+    (
+        "reactive",
+        "the lab's Rust rows: the reactive crate (Flux, Mono, publish_on, \
+         on_backpressure_buffer), and in publish-on-latency and heap-growth the locked queue, \
+         the ring and the naive buffer beside it",
+    ),
     (
         "rx",
         "RxJava 3 on the JVM, tools/jvm/rx/RxBench.java (needs a JDK, librx-java and \
@@ -28,20 +33,23 @@ const IMPLS: &[(&str, &str)] = &[
 #[derive(Debug, Clone, Serialize)]
 pub struct ImplList(pub Vec<String>);
 
-/// `--impl`'s parser: a comma list of [`IMPLS`] (and `fault-rx`, a planted fault, with
-/// `LAB_FAULTS=1`).
+/// The name that stands for the default set.
+const ALL: &str = "all";
+
+/// `--impl`'s parser: a comma list of [`IMPLS`] or `all` (and `fault-rx`, a planted fault,
+/// with `LAB_FAULTS=1`).
 fn impl_list(s: &str) -> Result<ImplList, String> {
     let faults = crate::measure::faults::enabled();
     let names = parse_list(s);
     for n in &names {
-        let known = IMPLS.iter().any(|i| i.0 == n) || (faults && n == "fault-rx");
+        let known = IMPLS.iter().any(|i| i.0 == n) || n == ALL || (faults && n == "fault-rx");
         if !known {
             let valid: Vec<&str> = IMPLS.iter().map(|i| i.0).collect();
-            return Err(format!("--impl: unknown '{n}'; valid: {}", valid.join(", ")));
+            return Err(format!("--impl: unknown '{n}'; valid: {}, {ALL}", valid.join(", ")));
         }
     }
     if names.is_empty() {
-        return Err("--impl: an empty list; valid: reactive, rx".into());
+        return Err("--impl: an empty list; valid: reactive, rx, all".into());
     }
     Ok(ImplList(names))
 }
@@ -49,6 +57,11 @@ fn impl_list(s: &str) -> Result<ImplList, String> {
 fn impl_values() -> Vec<PossibleValue> {
     let mut v: Vec<PossibleValue> =
         IMPLS.iter().map(|(n, h)| PossibleValue::new(*n).help(*h)).collect();
+    v.push(
+        PossibleValue::new(ALL).help(
+            "the default: reactive, and rx where RxJava is installed (said on stderr when not)",
+        ),
+    );
     if crate::measure::faults::enabled() {
         v.push(
             PossibleValue::new("fault-rx").help(
@@ -76,11 +89,13 @@ fn gc_values() -> Vec<PossibleValue> {
 /// The options (flattened into each experiment's own).
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct ImplArgs {
-    /// Who runs each workload, a comma list [default: reactive, and rx where RxJava is
-    /// installed; a note says when rx was left out].
+    /// Who runs each workload, a comma list [default: all: reactive, and rx where RxJava
+    /// is installed; stderr and a note say when rx was left out].
     #[arg(long = "impl", value_parser = Choices::new(impl_list, impl_values))]
     pub implementation: Option<ImplList>,
-    /// The rx rows' garbage collector (JVM flags; heap fixed at 1 GiB for the sized ones).
+    /// The rx rows' garbage collector (JVM flags; for the sized ones a fixed heap: 1 GiB, as
+    /// seed 000 ran -Xmx1g; 256 MiB in backpressure-buffer; in heap-growth room for 2N
+    /// messages, at least 256 MiB).
     #[arg(long, default_value = "serial", value_parser = Choices::new(gc_name, gc_values))]
     pub jvm_gc: String,
     /// More JVM flags for the rx rows, after the collector's (a collector flag is refused:
@@ -107,6 +122,7 @@ pub fn decide(
     given: Option<&[String]>,
     unavailable: Option<String>,
 ) -> Result<(bool, Option<bool>, Option<String>), String> {
+    let given = given.filter(|names| !names.iter().any(|n| n == ALL));
     let Some(names) = given else {
         return Ok(match unavailable {
             None => (true, Some(false), None),
@@ -133,10 +149,21 @@ impl ImplArgs {
     /// Resolves the options: builds RxBench when rx rows run (a one-line error on bad
     /// input or when rx was asked for and cannot run).
     pub fn choose(&self) -> Result<Chosen, String> {
+        self.choose_sized(rx::HEAP)
+    }
+
+    /// As [`ImplArgs::choose`], the rx rows' JVMs with a heap of `heap` bytes (the sized
+    /// collectors').
+    pub fn choose_sized(&self, heap: u64) -> Result<Chosen, String> {
         let (reactive, rx, note) =
             decide(self.implementation.as_ref().map(|l| l.0.as_slice()), rx::unavailable())?;
+        if let Some(n) = &note {
+            eprintln!("lab: {n}");
+        }
         let rx = match rx {
-            Some(fault) => Some(RxSettings::prepare(&self.jvm_gc, &self.jvm_flags, fault)?),
+            Some(fault) => {
+                Some(RxSettings::prepare_sized(&self.jvm_gc, &self.jvm_flags, fault, heap)?)
+            }
             None => None,
         };
         Ok(Chosen { reactive, rx, note })
@@ -164,6 +191,12 @@ mod tests {
         assert!(reactive && rx.is_none());
         assert!(note.unwrap().contains("apt-get install librx-java"));
         assert_eq!(decide(None, None).unwrap(), (true, Some(false), None));
+        // `all` is the default set, with or without the jars.
+        let all = vec!["all".to_string()];
+        assert_eq!(decide(Some(&all), None).unwrap(), (true, Some(false), None));
+        let why = Some("RxJava cannot run here: no /usr/share/java/rxjava.jar".to_string());
+        let (reactive, rx, note) = decide(Some(&all), why).unwrap();
+        assert!(reactive && rx.is_none() && note.is_some());
         let faulty = vec!["fault-rx".to_string()];
         assert_eq!(decide(Some(&faulty), None).unwrap(), (false, Some(true), None));
     }
@@ -172,6 +205,7 @@ mod tests {
     fn impl_names_are_checked() {
         assert_eq!(impl_list("reactive,rx").unwrap().0, ["reactive", "rx"]);
         let e = impl_list("reactor").unwrap_err();
-        assert!(e.contains("valid: reactive, rx"), "{e}");
+        assert!(e.contains("valid: reactive, rx, all"), "{e}");
+        assert_eq!(impl_list("all").unwrap().0, ["all"]);
     }
 }

@@ -289,36 +289,36 @@ pub struct ProgramResult {
     /// One per measured run (or one for the whole process when the program did not mark
     /// each run); empty outside timed forks.
     pub counters: Vec<crate::profile::counters::RunCounters>,
+    /// The trace pass's account of its recording (empty in other passes).
+    pub notes: Vec<String>,
 }
 
-/// Runs a JVM program of a group (`cmd`: `java` with its flags, class path and
-/// arguments): relays its heartbeats to `ctx`, counts every thread of the java process
-/// in timed forks (run marks delimit each run; values per op, `ops` a run's ops), and
-/// returns its outcome. `runs`: (measured runs, all runs). The child inherits stderr and
-/// the caller's process group, so the watchdog and Ctrl-C reach it.
-pub fn run_program(
+/// Runs a JVM program of a group (`cmd`: `java` with its flags, `probes`' flags for the
+/// pass, class path and arguments): relays its heartbeats to `ctx`, counts every thread of
+/// the java process in timed forks (run marks delimit each run; values per op, `ops` a
+/// run's ops), and returns its outcome; in the trace pass the JVM runs under Java Flight
+/// Recorder and the kernel's scheduler recorder, and the trace child writes the recording
+/// as its Chrome trace ([`crate::profile::jfr`]). `runs`: (measured runs, all runs). The
+/// child inherits stderr and the caller's process group, so the watchdog and Ctrl-C reach
+/// it.
+pub fn run_program_probed(
     cmd: &mut Command,
     ctx: &mut Ctx,
+    mut probes: super::jvm_probes::Probes,
     runs: (usize, usize),
     ops: u64,
 ) -> Result<ProgramResult, String> {
-    let timed = matches!(ctx.pass, crate::protocol::Pass::Timed);
-    let mut counters = None;
+    probes.launching();
+    let mut pid = 0;
     let outcome = converse(cmd, ctx, "the JVM", |seen| match seen {
-        Seen::Started(pid) if timed => {
-            counters = Some(crate::profile::jvm_counters::JvmCounters::start(pid))
+        Seen::Started(p) => {
+            pid = p;
+            probes.started(p);
         }
-        Seen::Line(l) => {
-            if let Some(c) = &mut counters {
-                c.line(l);
-            }
-        }
-        Seen::Started(_) => {}
+        Seen::Line(l) => probes.line(l),
     })?;
-    let (measured, all) = runs;
-    let counters =
-        counters.map(|c| c.finish(measured, all, ops, ops * all as u64)).unwrap_or_default();
-    Ok(ProgramResult { outcome, counters })
+    let (counters, notes) = probes.finish_program(pid, runs, ops, ops * runs.1 as u64)?;
+    Ok(ProgramResult { outcome, counters, notes })
 }
 
 /// The JVM wait strategy paired with the Rust one: the same-named one (blocking →

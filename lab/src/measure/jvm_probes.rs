@@ -84,6 +84,36 @@ impl Probes {
         self.counters.map_or_else(Vec::new, |c| c.finish(measured, all_runs, per_run, all))
     }
 
+    /// After java exited, for a JVM program outside the handoff harness (RxBench): the timed pass's counters as [`Probes::counters`] gives them; in the trace
+    /// pass, the Chrome trace from the flight recording left for the trace child to write
+    /// over its own file and the kernel's slices for it to add, and the notes that account
+    /// for them. `Err` when the trace pass could not read its recording.
+    pub fn finish_program(
+        self,
+        pid: u32,
+        (measured, all_runs): (usize, usize),
+        per_run: u64,
+        all: u64,
+    ) -> Result<(Vec<crate::profile::counters::RunCounters>, Vec<String>), String> {
+        let mut notes = Vec::new();
+        if let Some(s) = self.sched {
+            let window = self.trace.as_ref().and_then(JfrTrace::measured_window);
+            // No per-thread getrusage figures from such a program: the summary stands on
+            // the kernel's switch records alone.
+            match s.finish_within(&[], window) {
+                Ok((_, caveats)) => notes.extend(caveats),
+                Err(why) => notes.push(why),
+            }
+        }
+        if let Some(t) = self.trace {
+            let (_, note) = t.finish(pid).map_err(|why| format!("the JVM's trace (JFR): {why}"))?;
+            notes.push(note);
+        }
+        let counters =
+            self.counters.map_or_else(Vec::new, |c| c.finish(measured, all_runs, per_run, all));
+        Ok((counters, notes))
+    }
+
     /// After java exited: counters into the measured runs, the trace's file, off-CPU account
     /// and allocation sites into `out`. `cell_messages`: every message the JVM moved. `Err`
     /// when the trace pass could not read its recording (the pass then fails with it).

@@ -8,8 +8,9 @@
 //! the scheduler's thread, replenished at 75%). RxBench runs one named workload per
 //! process with warm-up and measured runs, checks each run's result against its closed
 //! form and reports GC collections and time and bytes allocated per run; the lab starts
-//! it through [`super::jvm::run_program`] (heartbeats, perf counters per run from its run
-//! marks) with the collector of `--jvm-gc`.
+//! it through [`super::jvm::run_program_probed`] (heartbeats, perf counters per run from its
+//! run marks; in a trace pass Java Flight Recorder, whose recording becomes the pass's
+//! Chrome trace) with the collector of `--jvm-gc`.
 
 use super::jvm;
 use crate::profile::counters::RunCounters;
@@ -42,6 +43,16 @@ impl RxSettings {
     /// [`jvm::GCS`]) with `extra` flags; `Err` (one line) when RxJava cannot run here or a
     /// flag is refused.
     pub fn prepare(gc: &str, extra: &str, fault: bool) -> Result<RxSettings, String> {
+        RxSettings::prepare_sized(gc, extra, fault, HEAP)
+    }
+
+    /// As [`RxSettings::prepare`], with a heap of `heap` bytes for the sized collectors.
+    pub fn prepare_sized(
+        gc: &str,
+        extra: &str,
+        fault: bool,
+        heap: u64,
+    ) -> Result<RxSettings, String> {
         if let Some(why) = unavailable() {
             return Err(why);
         }
@@ -49,7 +60,7 @@ impl RxSettings {
             return Err(why);
         }
         let valid: Vec<&str> = jvm::GCS.iter().map(|g| g.0).collect();
-        let flags = jvm::gc_flags(gc, HEAP).ok_or_else(|| {
+        let flags = jvm::gc_flags(gc, heap).ok_or_else(|| {
             format!("--jvm-gc: unknown collector '{gc}'; valid: {}", valid.join(", "))
         })?;
         let (_, classpath) = jvm::build_group(GROUP)?;
@@ -64,7 +75,8 @@ impl RxSettings {
 
 /// The rx rows' heap: the seed's workloads keep little alive (one range, one subscription,
 /// a 256-slot queue); 1 GiB, the sized collectors' least, as seed 000 ran `-Xmx1g`.
-const HEAP: u64 = 1 << 30;
+/// Experiments whose runs hold other amounts choose theirs ([`RxSettings::prepare_sized`]).
+pub const HEAP: u64 = 1 << 30;
 
 /// Why RxJava cannot run here (with the install command); `None` when it can.
 pub fn unavailable() -> Option<String> {
@@ -91,6 +103,62 @@ pub struct RxRun {
     /// arrival order.
     #[serde(default)]
     pub latency_ns: Vec<u64>,
+    /// backpressure: the run's counts (tools/jvm/rx/RxBackpressure.java).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bp: Option<RxBpRun>,
+    /// heap-growth: the run's live heap and depth (tools/jvm/rx/RxHeapGrowth.java).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap: Option<RxHeapRun>,
+}
+
+/// One backpressure run: `onBackpressureBuffer(capacity, onOverflow, strategy)`, the source
+/// counted as it emits, the subscriber's counts, and the run's own check.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RxBpRun {
+    /// Elements that left the source.
+    pub emitted: u64,
+    /// The last of them (-1: none); under ERROR, the element that overflowed.
+    pub last_emitted: i64,
+    /// Elements the subscriber received.
+    pub delivered: u64,
+    /// Elements dropped (onOverflow calls) plus MissingBackpressureExceptions the buffer
+    /// signalled.
+    pub overflows: u64,
+    /// publish-on-1: the overflows when the range had finished, before any request.
+    pub overflows_at_once: Option<u64>,
+    /// Whether the delivered elements increased strictly.
+    pub in_order: bool,
+    /// `complete`, `error: <exception>`, or `none` (no terminal signal in time).
+    pub terminal: String,
+    /// grid: from the first element to the terminal signal, ms.
+    pub elapsed_ms: Option<f64>,
+    /// The run's own check: `ok` or what failed.
+    pub check: String,
+}
+
+/// One heap-growth run: live heap after full collections and the backlog's depth.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RxHeapRun {
+    /// Live heap before the run: after System.gc(), the heap pools' collection usage.
+    pub live_before_bytes: u64,
+    /// The largest of `live_bytes`.
+    pub live_peak_bytes: i64,
+    /// Live heap sampled on the source's thread after every N/8-th message (same reading).
+    pub live_bytes: Vec<u64>,
+    /// Messages the consumer received.
+    pub received: u64,
+    /// The largest backlog (produced − received) the consumer saw.
+    pub max_depth: u64,
+    /// (ms since the run began, backlog) every N/200 messages.
+    pub depth_series: Vec<(f64, f64)>,
+    /// The consumer's accumulator.
+    pub checksum: i64,
+    /// Whether the messages arrived in order.
+    pub in_order: bool,
+    /// `complete`, `error: …` or `none`.
+    pub terminal: String,
+    /// The run's own check: `ok` or what failed.
+    pub check: String,
 }
 
 /// What RxBench returns.
@@ -122,8 +190,11 @@ pub fn run(
     extra: &[String],
     ctx: &mut Ctx,
 ) -> Result<(RxOutcome, Vec<RunCounters>), String> {
+    // In the trace pass: Java Flight Recorder and the kernel's scheduler recorder.
+    let probes = super::jvm_probes::Probes::prepare(&ctx.pass)?;
     let mut cmd = Command::new("java");
     cmd.args(s.flags.split_whitespace())
+        .args(probes.java_flags())
         .arg("-cp")
         .arg(&s.classpath)
         .arg("RxBench")
@@ -133,7 +204,10 @@ pub fn run(
     if s.fault {
         cmd.args(["--fault", "drop-one"]);
     }
-    let r = jvm::run_program(&mut cmd, ctx, (runs, warmup + runs), n)?;
+    let r = jvm::run_program_probed(&mut cmd, ctx, probes, (runs, warmup + runs), n)?;
+    for note in &r.notes {
+        eprintln!("rx: {note}");
+    }
     let o: RxOutcome = serde_json::from_value(r.outcome)
         .map_err(|e| format!("unreadable RxBench outcome: {e}"))?;
     if o.runs.len() != runs || o.warmup.len() != warmup || o.n != n {

@@ -1,13 +1,20 @@
 // Seed 000's workloads on RxJava 3, the installable Reactive Streams library nearest to
 // Reactor (Debian's librx-java; Reactor has no Debian package): the JVM counterparts of
-// the lab's reactive crate in subscribe-overhead. One named workload per process, W
-// warm-up runs then R measured runs, each run's result checked against its closed form.
+// the lab's reactive crate in subscribe-overhead, publish-on-latency, backpressure-buffer
+// and heap-growth. One named workload per process, W warm-up runs then R measured runs,
+// each run's result checked against its closed form (backpressure and heap-growth: against
+// their counts, by the run itself and again by the lab). --fault drop-one: one op fewer
+// per run (backpressure, heap-growth: the source never emits element 1).
 // Speaks the lab's child protocol (Protocol.java): run marks, heartbeats, done / failed.
 //
 //   java -cp OUT/rx:OUT:rxjava.jar:reactive-streams.jar RxBench \
-//     --workload flowable-range|single-just|hand-written|observe-on \
+//     --workload flowable-range|single-just|hand-written|observe-on|latency|backpressure|heap-growth \
 //     --n N --warmup W --runs R [--fault drop-one]
 //     [--demand bulk|one-by-one] [--scheduler single|computation]   (latency)
+//     --case sync-request-1|publish-on-1|grid --policy drop-latest|drop-oldest|error
+//     --capacity C [--rate R --service-ns S]                       (backpressure: RxBackpressure.java)
+//     --buffer observable|on-backpressure-buffer|observe-on --work W [--bound B]
+//                                                                  (heap-growth: RxHeapGrowth.java)
 //
 // Exit 0: done (also when a run's result is wrong: the outcome says so); 2: bad command
 // line (one line on stderr); 3: failed. tools/jvm/README.md ("RxJava") has the details.
@@ -30,9 +37,12 @@ import org.reactivestreams.Subscription;
 
 final class RxBench {
     static final String USAGE = "usage: RxBench --workload flowable-range|single-just|hand-written|observe-on|latency"
-        + " --n N --warmup W --runs R [--fault drop-one] [--demand bulk|one-by-one]"
-        + " [--scheduler single|computation]";
-    static final String[] WORKLOADS = {"flowable-range", "single-just", "hand-written", "observe-on", "latency"};
+        + "|backpressure|heap-growth --n N --warmup W --runs R [--fault drop-one] [--demand bulk|one-by-one]"
+        + " [--scheduler single|computation] [--case sync-request-1|publish-on-1|grid]"
+        + " [--policy drop-latest|drop-oldest|error] [--capacity C] [--rate R] [--service-ns S]"
+        + " [--buffer observable|on-backpressure-buffer|observe-on] [--work W] [--bound B]";
+    static final String[] WORKLOADS = {"flowable-range", "single-just", "hand-written", "observe-on", "latency",
+        "backpressure", "heap-growth"};
 
     /** observe-on's queue: Reactor's publishOn prefetch, the reactive crate's default. */
     static final int PREFETCH = 256;
@@ -50,6 +60,24 @@ final class RxBench {
         String fault;
         String demand = "bulk";
         String scheduler = "single";
+        /** backpressure: the case, the overflow policy, the buffer's capacity, the source's
+         *  rate as a multiple of the consumer's nominal one, the consumer's service time. */
+        String bpCase;
+        String policy = "drop-latest";
+        int capacity = -1;
+        double rate = 1;
+        long serviceNs = 20_000;
+        /** heap-growth: the buffer, the consumer's multiply-adds per message, the bound. */
+        String buffer;
+        long work = -1;
+        int bound = 1024;
+    }
+
+    static String oneOf(String flag, String v, String[] valid) throws BadArgs {
+        if (!List.of(valid).contains(v)) {
+            throw new BadArgs(flag + ": unknown '" + v + "'; valid: " + String.join(", ", valid));
+        }
+        return v;
     }
 
     static int count(String flag, String v, int min) throws BadArgs {
@@ -86,7 +114,24 @@ final class RxBench {
                     }
                     c.workload = v;
                     break;
-                case "--n": c.n = count(a, v, 2); break;
+                case "--n": c.n = count(a, v, 1); break;
+                case "--case": c.bpCase = oneOf(a, v, RxBackpressure.CASES); break;
+                case "--policy": c.policy = oneOf(a, v, RxBackpressure.POLICIES); break;
+                case "--capacity": c.capacity = count(a, v, 1); break;
+                case "--service-ns": c.serviceNs = count(a, v, 0); break;
+                case "--buffer": c.buffer = oneOf(a, v, RxHeapGrowth.BUFFERS); break;
+                case "--work": c.work = count(a, v, 1); break;
+                case "--bound": c.bound = count(a, v, 1); break;
+                case "--rate":
+                    try {
+                        c.rate = Double.parseDouble(v);
+                    } catch (NumberFormatException e) {
+                        c.rate = -1;
+                    }
+                    if (!(c.rate > 0) || Double.isInfinite(c.rate)) {
+                        throw new BadArgs("--rate: '" + v + "' is not a positive number");
+                    }
+                    break;
                 case "--warmup": c.warmup = count(a, v, 0); break;
                 case "--runs": c.runs = count(a, v, 1); break;
                 case "--fault":
@@ -111,6 +156,12 @@ final class RxBench {
         }
         if (c.workload == null || c.n < 0 || c.warmup < 0 || c.runs < 0) {
             throw new BadArgs("--workload, --n, --warmup and --runs are required; " + USAGE);
+        }
+        if (c.workload.equals("backpressure") && (c.bpCase == null || c.capacity < 0)) {
+            throw new BadArgs("--workload backpressure needs --case and --capacity; " + USAGE);
+        }
+        if (c.workload.equals("heap-growth") && (c.buffer == null || c.work < 0)) {
+            throw new BadArgs("--workload heap-growth needs --buffer and --work; " + USAGE);
         }
         return c;
     }
@@ -272,7 +323,8 @@ final class RxBench {
 
     /** The closed form every run must return. */
     static long expected(Config c) {
-        if (c.workload.equals("latency")) return c.n;
+        if (c.workload.equals("latency") || c.workload.equals("heap-growth")) return c.n;
+        if (c.workload.equals("backpressure")) return -1; // the lab checks the counts
         return c.workload.equals("flowable-range") || c.workload.equals("observe-on")
             ? (long) c.n * (c.n + 1L) / 2 : c.n;
     }
@@ -339,12 +391,25 @@ final class RxBench {
                 long[] crossed = {0};
                 long t0 = System.nanoTime();
                 proto.runStart(w, phase, t0);
-                long result = lat ? latency(c, n, samples, crossed) : runOnce(c);
+                StringBuilder extra = new StringBuilder();
+                long result;
+                if (lat) {
+                    result = latency(c, n, samples, crossed);
+                } else if (c.workload.equals("backpressure")) {
+                    RxBackpressure.Counts k = RxBackpressure.run(c);
+                    result = k.delivered;
+                    extra.append(RxBackpressure.json(c, k));
+                } else if (c.workload.equals("heap-growth")) {
+                    RxHeapGrowth.Run k = RxHeapGrowth.run(c);
+                    result = k.received;
+                    extra.append(RxHeapGrowth.json(c, k));
+                } else {
+                    result = runOnce(c);
+                }
                 long t1 = System.nanoTime();
                 proto.runEnd(w, phase, t1);
                 long a1 = allocated();
                 long[] gc1 = gc();
-                StringBuilder extra = new StringBuilder();
                 if (lat) {
                     extra.append(",\"crossed\":").append(crossed[0]).append(",\"latency_ns\":[");
                     int k = (int) Math.max(0, result);
@@ -364,6 +429,18 @@ final class RxBench {
             b.append(",\"demand\":").append(Protocol.str(c.demand));
             b.append(",\"scheduler\":").append(Protocol.str(c.scheduler));
             b.append(",\"fault\":").append(Protocol.str(c.fault));
+            if (c.workload.equals("backpressure")) {
+                b.append(",\"case\":").append(Protocol.str(c.bpCase));
+                b.append(",\"policy\":").append(Protocol.str(c.policy));
+                b.append(",\"capacity\":").append(c.capacity);
+                b.append(",\"rate\":").append(Protocol.num(c.rate));
+                b.append(",\"service_ns\":").append(c.serviceNs);
+            }
+            if (c.workload.equals("heap-growth")) {
+                b.append(",\"buffer\":").append(Protocol.str(c.buffer));
+                b.append(",\"work\":").append(c.work);
+                b.append(",\"bound\":").append(c.bound);
+            }
             b.append(",\"rxjava_version\":").append(Protocol.str(rxVersion()));
             b.append(",\"jvm\":").append(Protocol.jvmJson());
             b.append(",\"warmup\":[").append(String.join(",", warm)).append(']');
