@@ -576,6 +576,12 @@ fn fill_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
             }
         }
     }
+    trace_pass(row, &mut d, rec);
+    row.set_detail(&d);
+}
+
+/// The trace pass's file and largest depth into `d`; a failed check there fails the row.
+fn trace_pass(row: &mut Row, d: &mut HeapGrowthDetail, rec: &CellRecord<HeapGrowth>) {
     if let Some(p) = &rec.trace {
         d.trace = p.file_written.then(|| p.file.clone());
         if let Ok(o) = &p.result {
@@ -585,7 +591,6 @@ fn fill_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
             }
         }
     }
-    row.set_detail(&d);
 }
 
 /// An rx row's details from its forks (the generic row already has their status): the
@@ -611,15 +616,7 @@ fn fill_rx_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
         jvm: first.map(|j| j.jvm.clone()),
         ..HeapGrowthDetail::default()
     };
-    if let Some(p) = &rec.trace {
-        d.trace = p.file_written.then(|| p.file.clone());
-        if let Ok(o) = &p.result {
-            d.trace_max_depth = Some(o.max_depth);
-            if !o.valid {
-                fail(row, Status::Invalid, format!("trace pass: {}", o.verdict));
-            }
-        }
-    }
+    trace_pass(row, &mut d, rec);
     if row.status == Status::Ok && d.jvm_live_bytes.is_none() {
         fail(row, Status::Error, "no measured run of a valid fork".into());
     }
