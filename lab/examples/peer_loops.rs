@@ -3,7 +3,7 @@
 //! (message type, the consumer's work, pinning, the adapter), interleaved round by round
 //! and printed as ratios to the plain loop of the same round.
 //!
-//! `cargo run --release -p lab --example peer_loops -- PEER P MESSAGES ROUNDS`
+//! `cargo run --release -p lab --example peer_loops -- PEER P MESSAGES ROUNDS [CASES]`
 //! (PEER: crossbeam, std-mpsc or disruptor-rs).
 
 use handoff::{Checker, Message};
@@ -270,6 +270,16 @@ fn main() {
                 cases.push((name, Box::new(move || lab(&h, &s, n))));
             }
         }
+    }
+    // An optional fifth argument keeps only the cases it lists (comma-separated indices),
+    // so that each can run in a process of its own as the lab's forks do.
+    if let Some(keep) = a.get(5) {
+        let keep: Vec<usize> = keep.split(',').filter_map(|k| k.parse().ok()).collect();
+        let mut k = 0;
+        cases.retain(|_| {
+            k += 1;
+            keep.contains(&(k - 1))
+        });
     }
     let mut rates = vec![Vec::new(); cases.len()];
     for r in 0..rounds {

@@ -157,12 +157,24 @@ pub struct Ctx {
     /// (`lab-heap`), `mimalloc` or `jemalloc` (the `lab-cell-*` binaries).
     pub allocator: &'static str,
     runs: u64,
+    notes: Vec<String>,
 }
 
 impl Ctx {
     /// A context for `pass`.
     pub fn new(pass: Pass) -> Ctx {
-        Ctx { pass, allocator: "system", runs: 0 }
+        Ctx { pass, allocator: "system", runs: 0, notes: Vec::new() }
+    }
+
+    /// Keeps a note for the pass's record (a recorder's caveat, say), so that it reaches
+    /// results.json rather than only the child's stderr.
+    pub fn note(&mut self, note: String) {
+        self.notes.push(note);
+    }
+
+    /// The notes kept so far, taken.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     /// Call after every run: the parent's watchdog counts these.
@@ -208,5 +220,14 @@ mod tests {
         };
         let back: ChildSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
         assert_eq!(back.pass, spec.pass);
+    }
+
+    #[test]
+    fn a_cells_notes_are_kept_until_taken_once() {
+        let mut ctx = Ctx::new(Pass::Timed);
+        ctx.note("rx: off-CPU: no sched events".into());
+        ctx.note("rx: wrote t.json".into());
+        assert_eq!(ctx.take_notes(), ["rx: off-CPU: no sched events", "rx: wrote t.json"]);
+        assert!(ctx.take_notes().is_empty());
     }
 }

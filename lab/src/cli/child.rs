@@ -35,6 +35,14 @@ pub fn child_main(spec_json: &str, heap: Option<HeapWrap>, allocator: &'static s
             Err("a heap pass runs in the lab-heap binary (dhat's allocator), not here".into())
         }
     };
+    // The cell's own notes join the recorder's, in the pass's record.
+    let kept = ctx.take_notes();
+    let result = result.map(|(v, mut x)| {
+        if !kept.is_empty() {
+            x.note = Some(x.note.into_iter().chain(kept).collect::<Vec<_>>().join("; "));
+        }
+        (v, x)
+    });
     protocol::finish(result)
 }
 

@@ -205,8 +205,8 @@ pub fn run(
         cmd.args(["--fault", "drop-one"]);
     }
     let r = jvm::run_program_probed(&mut cmd, ctx, probes, (runs, warmup + runs), n)?;
-    for note in &r.notes {
-        eprintln!("rx: {note}");
+    for note in r.notes {
+        ctx.note(format!("rx: {note}"));
     }
     let o: RxOutcome = serde_json::from_value(r.outcome)
         .map_err(|e| format!("unreadable RxBench outcome: {e}"))?;
