@@ -28,41 +28,74 @@ pub const STABLE_HALF_WIDTH: f64 = 0.10;
 
 /// A fork whose cross-core round trip (`cpu_ping_pong_ns` or `cpu_ping_pong_after_ns`,
 /// probed just before and just after it) lies more than this factor from the paired rows'
-/// usual one ([`usual_round_trip`]) ran in another phase of the machine: a VM's host may
+/// usual one ([`usual_round_trips`], [`choose_usual`]) ran in another phase of the machine: a VM's host may
 /// move its vCPUs apart for seconds at a time, the round trip then grows several-fold, and
 /// the two rows slow by different factors, so that a ratio over rounds of both phases
 /// would mix two ratios into one wide interval.
 pub const PHASE_FACTOR: f64 = 3.0;
 
-/// The paired rows' usual cross-core round trip: the 10th percentile of their forks'
-/// probes (before and after each), so the machine as it was provisioned, with its vCPUs
-/// close, whenever a tenth of the probes saw it, however long the other phase lasted.
-pub fn usual_round_trip<'a>(forks: impl IntoIterator<Item = &'a Fork>) -> Option<f64> {
+/// The paired rows' candidate usual cross-core round trips, in the order they are tried:
+/// the 10th percentile of their forks' probes (before and after each), the machine as it
+/// was provisioned, with its vCPUs close, whenever a tenth of the probes saw it, however
+/// long the other phase lasted; then the median, the phase most probes saw. The first
+/// wins where its rounds suffice for an interval ([`choose_usual`]): on a VM whose close
+/// phase is the rare one (a few forks in a run), the 10th percentile alone would set most
+/// rounds apart and leave no interval.
+pub fn usual_round_trips<'a>(forks: impl IntoIterator<Item = &'a Fork>) -> Vec<f64> {
     let mut v: Vec<f64> =
         forks.into_iter().flat_map(|f| f.disturbance.round_trips()).flatten().collect();
     if v.is_empty() {
-        return None;
+        return Vec::new();
     }
     v.sort_by(f64::total_cmp);
-    Some(v[(v.len() - 1) / 10])
+    let (fast, typical) = (v[(v.len() - 1) / 10], v[(v.len() - 1) / 2]);
+    if typical > fast * PHASE_FACTOR {
+        vec![fast, typical]
+    } else {
+        vec![fast]
+    }
+}
+
+/// The usual round trip among `candidates` (in [`usual_round_trips`]' order): the first
+/// under which `rounds` (the rounds usable with it) reaches `enough`, else the one with the
+/// most; `None` without candidates (every fork then counts as in phase).
+pub fn choose_usual(
+    candidates: &[f64],
+    enough: usize,
+    rounds: impl Fn(f64) -> usize,
+) -> Option<f64> {
+    let mut best: Option<(f64, usize)> = None;
+    for &u in candidates {
+        let n = rounds(u);
+        if n >= enough {
+            return Some(u);
+        }
+        if best.is_none_or(|(_, m)| n > m) {
+            best = Some((u, n));
+        }
+    }
+    best.map(|(u, _)| u)
 }
 
 /// Whether some group of `rows` has fewer than `target` rounds in which every row had an
 /// OK fork and all of them ran in the machine's usual phase ([`in_phase`], the usual round
-/// trip taken over the group's forks): the rounds its ratios can use.
+/// trip chosen over the group's forks): the rounds its ratios can use.
 pub fn short_of_usual_rounds(rows: &[(&str, &[Fork])], target: usize) -> bool {
     let groups: std::collections::BTreeSet<&str> = rows.iter().map(|(g, _)| *g).collect();
     groups.iter().any(|g| {
         let members: Vec<&[Fork]> = rows.iter().filter(|(h, _)| h == g).map(|(_, f)| *f).collect();
-        let usual = usual_round_trip(members.iter().flat_map(|f| f.iter()));
-        let usable = |f: &Fork| f.status == Status::Ok && f.score.is_some() && in_phase(f, usual);
         let rounds: std::collections::BTreeSet<usize> =
             members.iter().flat_map(|f| f.iter().map(|x| x.round)).collect();
-        let clean = rounds
-            .iter()
-            .filter(|&&r| members.iter().all(|f| f.iter().any(|x| x.round == r && usable(x))))
-            .count();
-        clean < target
+        let clean = |usual: Option<f64>| {
+            let usable =
+                |f: &Fork| f.status == Status::Ok && f.score.is_some() && in_phase(f, usual);
+            rounds
+                .iter()
+                .filter(|&&r| members.iter().all(|f| f.iter().any(|x| x.round == r && usable(x))))
+                .count()
+        };
+        let candidates = usual_round_trips(members.iter().flat_map(|f| f.iter()));
+        clean(choose_usual(&candidates, target, |u| clean(Some(u)))) < target
     })
 }
 
@@ -118,28 +151,34 @@ pub fn change_pct_by_round(values: &BTreeMap<usize, f64>, base: &BTreeMap<usize,
 fn ratio(row: &Row, base: &Row) -> Ratio {
     // Phases are told apart only where the rounds could give an interval at all: a few
     // forks' probes are too few to say what the usual round trip is.
+    let enough = super::repeat_samples_min(RESULT_COVERAGE);
     let paired = row.forks.iter().filter(|f| base.forks.iter().any(|g| g.round == f.round));
-    let usual = if paired.count() >= super::repeat_samples_min(RESULT_COVERAGE) {
-        usual_round_trip(row.forks.iter().chain(&base.forks))
+    let candidates = if paired.count() >= enough {
+        usual_round_trips(row.forks.iter().chain(&base.forks))
     } else {
-        None
+        Vec::new()
     };
-    let by_round = |r: &Row| -> BTreeMap<usize, (f64, bool)> {
-        r.forks
-            .iter()
-            .filter(|f| f.status == Status::Ok)
-            .filter_map(|f| {
-                f.score.filter(|s| *s > 0.0).map(|s| (f.round, (s, in_phase(f, usual))))
-            })
-            .collect()
+    let split = |usual: Option<f64>| -> (Vec<f64>, Vec<f64>) {
+        let by_round = |r: &Row| -> BTreeMap<usize, (f64, bool)> {
+            r.forks
+                .iter()
+                .filter(|f| f.status == Status::Ok)
+                .filter_map(|f| {
+                    f.score.filter(|s| *s > 0.0).map(|s| (f.round, (s, in_phase(f, usual))))
+                })
+                .collect()
+        };
+        let (a, b) = (by_round(row), by_round(base));
+        let (mut per_round, mut off) = (Vec::new(), Vec::new());
+        for (round, &(x, x_usual)) in &a {
+            let Some(&(y, y_usual)) = b.get(round) else { continue };
+            let factor = if row.higher_is_better { x / y } else { y / x };
+            if x_usual && y_usual { &mut per_round } else { &mut off }.push(factor);
+        }
+        (per_round, off)
     };
-    let (a, b) = (by_round(row), by_round(base));
-    let (mut per_round, mut off) = (Vec::new(), Vec::new());
-    for (round, &(x, x_usual)) in &a {
-        let Some(&(y, y_usual)) = b.get(round) else { continue };
-        let factor = if row.higher_is_better { x / y } else { y / x };
-        if x_usual && y_usual { &mut per_round } else { &mut off }.push(factor);
-    }
+    let usual = choose_usual(&candidates, enough, |u| split(Some(u)).0.len());
+    let (per_round, off) = split(usual);
     let median = super::median(&per_round);
     let ci = super::repeat_interval_at(&per_round, RESULT_COVERAGE);
     let half = match (median, ci) {
@@ -264,10 +303,17 @@ mod tests {
         rr.forks[5].disturbance.cpu_ping_pong_after_ns = Some(400.0);
         let r = &paired_ratios(&[lr.clone(), rr.clone()], "locked")[0];
         assert_eq!((r.median, r.rounds, r.off_phase_rounds), (Some(4.0), 13, 4));
-        // The usual phase is the fast one even when the slow one lasted most of the run.
+        // The usual phase is the fast one even when the slow one lasted most of the run...
         let mut slow = rr.clone();
         slow.forks.iter_mut().skip(4).for_each(|f| probe(f, 370.0));
-        assert_eq!(usual_round_trip(slow.forks.iter().chain(&lr.forks)), Some(50.0));
+        assert_eq!(usual_round_trips(slow.forks.iter().chain(&lr.forks)), [50.0]);
+        let candidates = usual_round_trips(&slow.forks);
+        assert_eq!(candidates, [55.0, 370.0]);
+        assert_eq!(choose_usual(&candidates, 13, |_| 13), Some(55.0));
+        // ... as long as its rounds give an interval; else the phase with the most rounds.
+        assert_eq!(choose_usual(&candidates, 13, |u| if u < 100.0 { 4 } else { 13 }), Some(370.0));
+        assert_eq!(choose_usual(&candidates, 13, |u| if u < 100.0 { 4 } else { 3 }), Some(55.0));
+        assert_eq!(choose_usual(&[], 13, |_| 0), None);
         // Below 13 paired rounds nothing is set apart.
         let few = |r: &Row| Row { forks: r.forks[..12].to_vec(), ..r.clone() };
         let r = &paired_ratios(&[few(&lr), few(&rr)], "locked")[0];
@@ -278,6 +324,28 @@ mod tests {
         }
         let r = &paired_ratios(&[lr, rr], "locked")[0];
         assert_eq!((r.rounds, r.off_phase_rounds), (17, 0));
+    }
+
+    #[test]
+    fn a_rare_close_phase_is_set_apart_rather_than_the_usual_one() {
+        // Most forks' round trips are about 125 ns; two rounds ran with the vCPUs close
+        // (38 ns), a tenth of the probes: the 10th percentile alone would call the 125 ns
+        // forks off-phase and leave two rounds.
+        let mut a = row("locked", &[100.0; 17]);
+        let mut b = row("ring", &[25.0; 17]);
+        for (i, f) in a.forks.iter_mut().chain(b.forks.iter_mut()).enumerate() {
+            f.disturbance.cpu_ping_pong_ns = Some(110.0 + (i % 5) as f64 * 10.0);
+        }
+        for i in [2, 6] {
+            b.forks[i].disturbance.cpu_ping_pong_ns = Some(38.0);
+            b.forks[i].disturbance.cpu_ping_pong_after_ns = Some(38.0);
+            a.forks[i].disturbance.cpu_ping_pong_after_ns = Some(39.0);
+        }
+        let r = &paired_ratios(&[a.clone(), b.clone()], "locked")[0];
+        assert_eq!((r.rounds, r.off_phase_rounds), (15, 2));
+        let rows = vec![("P=1", a.forks.clone()), ("P=1", b.forks.clone())];
+        let rows: Vec<(&str, &[Fork])> = rows.iter().map(|(g, f)| (*g, f.as_slice())).collect();
+        assert!(!short_of_usual_rounds(&rows, 15) && short_of_usual_rounds(&rows, 16));
     }
 
     #[test]
