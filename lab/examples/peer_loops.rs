@@ -8,7 +8,7 @@
 
 use handoff::{Checker, Message};
 use lab::machine::placement::{self, Placement};
-use lab::measure::harness::{run_once, CellSpec};
+use lab::measure::harness::{run_counted, CellSpec};
 use lab::measure::peers::{CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff};
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
@@ -206,7 +206,9 @@ fn spec(variant: &str, p: usize, placement: Placement, batch: usize, sample: u64
 }
 
 fn lab<H: handoff::Handoff>(h: &H, s: &CellSpec, n: u64) -> f64 {
-    let (r, _) = run_once::<H, 16, false>(h, s, n, s.sample_every).expect("run");
+    // `LAB_PEER_COUNTED=1`: with the perf counters a timed fork opens around each run.
+    let counted = std::env::var_os("LAB_PEER_COUNTED").is_some_and(|v| v == "1");
+    let (r, _) = run_counted::<H, 16, false>(h, s, n, s.sample_every, counted).expect("run");
     assert!(r.valid, "{}", r.verdict);
     n as f64 / r.ms / 1e3
 }

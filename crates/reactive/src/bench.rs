@@ -71,15 +71,46 @@ pub fn mono_just_subscribe(n: u64) -> u64 {
     take_sink()
 }
 
+/// Sums its elements and adds the sum to the loop's own accumulator at `on_complete`: the
+/// seed's `v -> sink += v` with the sink a local of the subscribing loop, as RxBench's `Sum`
+/// object is to its loop. [`SumInto`]'s thread-local is a global, which every element's
+/// `black_box` may read or write, so it is loaded and stored once per subscription, and
+/// that chain through memory, not the subscription, set the loop's pace (the
+/// `sink_ab` example measures both). Only a publisher that takes a borrowed subscriber
+/// (the hand-written one) can use it; `Mono`/`Flux` take `'static` ones.
+#[derive(Debug)]
+pub struct SumTo<'a> {
+    sum: u64,
+    into: &'a mut u64,
+}
+
+impl Subscriber<u64> for SumTo<'_> {
+    #[inline]
+    fn on_subscribe<S: Subscription>(&mut self, s: &S) {
+        s.request(crate::UNBOUNDED)
+    }
+    #[inline]
+    fn on_next<S: Subscription>(&mut self, item: u64, _s: &S) {
+        self.sum = self.sum.wrapping_add(black_box(item));
+    }
+    fn on_error(&mut self, error: Error) {
+        panic!("SumTo: unexpected on_error: {error}")
+    }
+    #[inline]
+    fn on_complete(&mut self) {
+        *self.into = self.into.wrapping_add(self.sum);
+    }
+}
+
 /// The hand-written [`SyncSinglePublisher`] subscribed `n` times: returns `n`.
 #[inline(never)]
 pub fn hand_written_subscribe(n: u64) -> u64 {
-    take_sink();
+    let mut sink = 0u64;
     let p = SyncSinglePublisher::new(1u64);
     for _ in 0..n {
-        black_box(&p).subscribe(SumInto::default());
+        black_box(&p).subscribe(SumTo { sum: 0, into: &mut sink });
     }
-    take_sink()
+    sink
 }
 
 /// Sums on the worker and sends the sum at the end.

@@ -192,6 +192,7 @@ fn rx_lat_run(
             verdict: format!("{} of {n} elements arrived in order", r.result.max(0)),
             latency_ns: None,
             crossed: r.crossed,
+            run_ms: None,
         });
     }
     let mut h = hist();
@@ -206,6 +207,7 @@ fn rx_lat_run(
         verdict: "ok".into(),
         latency_ns: (!h.is_empty()).then(|| Percentiles::of(&h)),
         crossed: r.crossed,
+        run_ms: Some(r.ns as f64 / 1e6),
     })
 }
 
@@ -238,6 +240,10 @@ pub struct LatRun {
     pub latency_ns: Option<Percentiles>,
     /// Elements stamped on another thread than the one that received them.
     pub crossed: u64,
+    /// The run's wall time, ms: subscribing (or starting the producer) to the last element
+    /// taken; absent in results written before it was kept.
+    #[serde(default)]
+    pub run_ms: Option<f64>,
 }
 
 /// What a child returns.
@@ -342,9 +348,18 @@ impl WithHandoff for Job {
     }
 }
 
-/// One run's latencies (ns, arrival order) and how many elements crossed threads; `Err`
-/// when the run lost, reordered or duplicated an element (or could not run).
-fn one_run(cell: &Cell) -> Result<(Vec<u64>, u64), String> {
+/// One run's latencies (ns, arrival order), how many elements crossed threads and its wall
+/// time (ms); `Err` when the run lost, reordered or duplicated an element (or could not
+/// run).
+fn one_run(cell: &Cell) -> Result<(Vec<u64>, u64, f64), String> {
+    let t = std::time::Instant::now();
+    let (lat, crossed) = timed_run(cell)?;
+    Ok((lat, crossed, t.elapsed().as_secs_f64() * 1e3))
+}
+
+/// [`one_run`]'s run, which it times (a reactive run's scheduler is made and disposed
+/// inside the time: a fresh one per run, as the method says).
+fn timed_run(cell: &Cell) -> Result<(Vec<u64>, u64), String> {
     let n = cell.n;
     let one = cell.demand == Demand::OneByOne;
     if let Some((source, prefetch)) = cell.variant.reactive() {
@@ -528,7 +543,7 @@ impl Experiment for PublishOnLatency {
         let mut out = LatencyOutcome { warmup: Vec::new(), runs: Vec::new(), all: None };
         for i in 0..cell.warmup + cell.runs {
             let run = match one_run(cell) {
-                Ok((lat, crossed)) => {
+                Ok((lat, crossed, ms)) => {
                     let mut h = hist();
                     for &x in &lat {
                         h.record(x.max(1)).map_err(|e| format!("histogram: {e}"))?;
@@ -541,6 +556,7 @@ impl Experiment for PublishOnLatency {
                         verdict: "ok".into(),
                         latency_ns: Some(Percentiles::of(&h)),
                         crossed,
+                        run_ms: Some(ms),
                     }
                 }
                 Err(e) => LatRun {
@@ -548,6 +564,7 @@ impl Experiment for PublishOnLatency {
                     verdict: format!("run {i}: {e}"),
                     latency_ns: None,
                     crossed: 0,
+                    run_ms: None,
                 },
             };
             if i < cell.warmup {
@@ -602,6 +619,10 @@ pub struct LatencyDetail {
     pub crossed: u64,
     /// Those as a share of the elements measured, %.
     pub crossed_pct: Option<f64>,
+    /// The run's wall time per element, ns (the median over the valid forks of each fork's
+    /// median run): the rate elements flow. Where a queue stays full, the median latency
+    /// is about its depth times this (Little's law).
+    pub ns_per_element: Option<f64>,
 }
 
 /// A row's typed detail (the default for a row that has none).
@@ -615,6 +636,13 @@ fn fill_row(row: &mut Row, rec: &CellRecord<PublishOnLatency>) {
     let crossed: u64 = outs.iter().flat_map(|o| o.runs.iter().map(|r| r.crossed)).sum();
     let fork_p50s: Vec<f64> = outs.iter().filter_map(|o| o.all.map(|l| l.p50 as f64)).collect();
     let lat = merged(&outs);
+    let fork_ms: Vec<f64> = outs
+        .iter()
+        .filter_map(|o| {
+            let ms: Vec<f64> = o.runs.iter().filter(|r| r.valid).filter_map(|r| r.run_ms).collect();
+            crate::stats::median(&ms)
+        })
+        .collect();
     row.set_detail(&LatencyDetail {
         variant: if c.rx.is_some() { "rx" } else { c.variant.name() }.to_string(),
         scheduler: c.scheduler.map(Sched::name).map(str::to_string),
@@ -624,6 +652,7 @@ fn fill_row(row: &mut Row, rec: &CellRecord<PublishOnLatency>) {
         fork_p50_ns: fork_p50s,
         crossed,
         crossed_pct: lat.filter(|l| l.count > 0).map(|l| 100.0 * crossed as f64 / l.count as f64),
+        ns_per_element: crate::stats::median(&fork_ms).map(|ms| ms * 1e6 / c.n as f64),
     });
 }
 
@@ -638,7 +667,7 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
     let has_rx = r.ratios.iter().any(against_rx);
     let mut t = Table::new(
         format!("Handoff latency, µs (N = {} per run; per fork one HDR histogram of its measured elements; percentiles: the median over forks)", a.elements),
-        &["variant", "demand", "status", "p50 (row score) [interval]", "p90", "p99", "p99.9", "max", "fork p50 (min–max)", "elements", "crossed threads"],
+        &["variant", "demand", "status", "p50 (row score) [interval]", "p90", "p99", "p99.9", "max", "fork p50 (min–max)", "elements", "crossed threads", "run ns/element"],
     );
     t.header.push(format!("vs {baseline} (p50, paired)"));
     if has_rx {
@@ -664,10 +693,11 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
                 line.push(format!("{}–{}", fmt_num(lo / 1e3), fmt_num(hi / 1e3)));
                 line.push(l.count.to_string());
                 line.push(d.crossed_pct.map_or("–".into(), |p| format!("{p:.1}%")));
+                line.push(d.ns_per_element.map_or("–".into(), fmt_num));
             }
             None => {
                 line.push(x.error.clone().unwrap_or_default());
-                line.extend(std::iter::repeat_n("–".to_string(), 7));
+                line.extend(std::iter::repeat_n("–".to_string(), 8));
             }
         }
         let ratio = r
@@ -693,7 +723,10 @@ fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
          the ring's size; the naive buffer is unbounded), except the -p1 rows (publish_on \
          prefetch 1); ring wait: blocking; reactive rows labelled with their scheduler \
          ({} worker(s) for parallel and rayon). The ratio is the baseline's p50 / the row's \
-         within each round (> 1: the row's median latency is lower).",
+         within each round (> 1: the row's median latency is lower). Run ns/element: a run's \
+         wall time over its elements (the median over forks), the rate elements flow; where \
+         a queue stays full (bulk, and one-by-one behind a prefetch of {BOUND}), the median \
+         latency is about the queue's depth times it.",
         a.workers
     ));
     t

@@ -760,7 +760,10 @@ fn method_lines(a: &SubscribeArgs) -> Vec<String> {
             .into(),
         "The workloads are reactive::bench::{range_sum, mono_just_subscribe, \
          hand_written_subscribe, publish_on_sum}; every element of the synchronous workloads \
-         passes through black_box so the sum is not folded into its closed form."
+         passes through black_box so the sum is not folded into its closed form. Each \
+         subscription's sum goes to a sink: the hand-written loop's is a local of the loop (as \
+         RxBench's Sum object is), Mono.just's a thread-local (Mono takes 'static \
+         subscribers), which black_box makes a load and a store per subscription."
             .into(),
         format!(
             "publish-on: {} ({}), prefetch {}, one scheduler per fork made before its first \

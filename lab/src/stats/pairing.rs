@@ -343,7 +343,7 @@ mod tests {
         }
         let r = &paired_ratios(&[a.clone(), b.clone()], "locked")[0];
         assert_eq!((r.rounds, r.off_phase_rounds), (15, 2));
-        let rows = vec![("P=1", a.forks.clone()), ("P=1", b.forks.clone())];
+        let rows = [("P=1", a.forks.clone()), ("P=1", b.forks.clone())];
         let rows: Vec<(&str, &[Fork])> = rows.iter().map(|(g, f)| (*g, f.as_slice())).collect();
         assert!(!short_of_usual_rounds(&rows, 15) && short_of_usual_rounds(&rows, 16));
     }
