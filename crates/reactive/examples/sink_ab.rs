@@ -6,79 +6,20 @@
 //!
 //! `cargo run --release -p reactive --example sink_ab -- [N] [ROUNDS]`
 
-use reactive::{Error, Subscriber, Subscription, SyncSinglePublisher};
-use std::cell::Cell;
+use reactive::bench::{hand_written_subscribe, take_sink, SumInto};
+use reactive::SyncSinglePublisher;
 use std::hint::black_box;
 use std::time::Instant;
 
-thread_local! {
-    static SINK: Cell<u64> = const { Cell::new(0) };
-}
-
-#[derive(Default)]
-struct ToThreadLocal {
-    sum: u64,
-}
-
-impl Subscriber<u64> for ToThreadLocal {
-    #[inline]
-    fn on_subscribe<S: Subscription>(&mut self, s: &S) {
-        s.request(u64::MAX)
-    }
-    #[inline]
-    fn on_next<S: Subscription>(&mut self, item: u64, _s: &S) {
-        self.sum = self.sum.wrapping_add(black_box(item));
-    }
-    fn on_error(&mut self, error: Error) {
-        panic!("unexpected on_error: {error}")
-    }
-    #[inline]
-    fn on_complete(&mut self) {
-        SINK.with(|c| c.set(c.get().wrapping_add(self.sum)));
-    }
-}
-
-struct ToLocal<'a> {
-    sum: u64,
-    into: &'a mut u64,
-}
-
-impl Subscriber<u64> for ToLocal<'_> {
-    #[inline]
-    fn on_subscribe<S: Subscription>(&mut self, s: &S) {
-        s.request(u64::MAX)
-    }
-    #[inline]
-    fn on_next<S: Subscription>(&mut self, item: u64, _s: &S) {
-        self.sum = self.sum.wrapping_add(black_box(item));
-    }
-    fn on_error(&mut self, error: Error) {
-        panic!("unexpected on_error: {error}")
-    }
-    #[inline]
-    fn on_complete(&mut self) {
-        *self.into = self.into.wrapping_add(self.sum);
-    }
-}
-
+/// The hand-written loop as it was: each subscription's sum into the thread-local sink.
 #[inline(never)]
 fn thread_local_sink(n: u64) -> u64 {
-    SINK.with(|c| c.set(0));
+    take_sink();
     let p = SyncSinglePublisher::new(1u64);
     for _ in 0..n {
-        black_box(&p).subscribe(ToThreadLocal::default());
+        black_box(&p).subscribe(SumInto::default());
     }
-    SINK.with(|c| c.replace(0))
-}
-
-#[inline(never)]
-fn local_sink(n: u64) -> u64 {
-    let mut acc = 0u64;
-    let p = SyncSinglePublisher::new(1u64);
-    for _ in 0..n {
-        black_box(&p).subscribe(ToLocal { sum: 0, into: &mut acc });
-    }
-    acc
+    take_sink()
 }
 
 #[inline(never)]
@@ -95,8 +36,11 @@ fn main() {
     let n: u64 = a.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let rounds: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(15);
     type Loop = fn(u64) -> u64;
-    let cases: [(&str, Loop); 3] =
-        [("thread-local sink", thread_local_sink), ("local sink", local_sink), ("floor", floor)];
+    let cases: [(&str, Loop); 3] = [
+        ("thread-local sink", thread_local_sink),
+        ("local sink", hand_written_subscribe),
+        ("floor", floor),
+    ];
     let mut ns = vec![Vec::new(); cases.len()];
     for r in 0..rounds + 2 {
         for k in 0..cases.len() {

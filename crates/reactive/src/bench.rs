@@ -17,14 +17,50 @@ thread_local! {
     static SINK: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Sums its elements and adds the sum to a thread-local at `on_complete`: the seed's
-/// `v -> sink += v` lambda, without a shared volatile.
-#[derive(Debug, Default)]
-pub struct SumInto {
-    sum: u64,
+/// Where a [`Summing`] subscriber adds its sum at `on_complete`.
+pub trait Sink {
+    /// Adds one subscription's sum.
+    fn add(&mut self, sum: u64);
 }
 
-impl Subscriber<u64> for SumInto {
+/// The thread-local sink: the seed's `v -> sink += v` without a shared volatile, for
+/// publishers that take `'static` subscribers (`Mono`, `Flux`).
+#[derive(Debug, Default)]
+pub struct ThreadLocalSink;
+
+impl Sink for ThreadLocalSink {
+    #[inline]
+    fn add(&mut self, sum: u64) {
+        SINK.with(|c| c.set(c.get().wrapping_add(sum)));
+    }
+}
+
+/// A local of the subscribing loop as the sink, as RxBench's `Sum` object is to its loop.
+/// The thread-local is a global, which every element's `black_box` may read or write, so
+/// it is loaded and stored once per subscription, and in a loop of cheap subscriptions
+/// that chain through memory, not the subscription, sets the pace (the `sink_ab` example
+/// measures both). Only a publisher that takes a borrowed subscriber can use it.
+impl Sink for &mut u64 {
+    #[inline]
+    fn add(&mut self, sum: u64) {
+        **self = self.wrapping_add(sum);
+    }
+}
+
+/// Sums its elements and adds the sum to its sink at `on_complete`.
+#[derive(Debug, Default)]
+pub struct Summing<K> {
+    sum: u64,
+    sink: K,
+}
+
+/// Sums into the thread-local sink.
+pub type SumInto = Summing<ThreadLocalSink>;
+
+/// Sums into the loop's own accumulator.
+pub type SumTo<'a> = Summing<&'a mut u64>;
+
+impl<K: Sink> Subscriber<u64> for Summing<K> {
     #[inline]
     fn on_subscribe<S: Subscription>(&mut self, s: &S) {
         s.request(crate::UNBOUNDED)
@@ -36,15 +72,16 @@ impl Subscriber<u64> for SumInto {
         self.sum = self.sum.wrapping_add(black_box(item));
     }
     fn on_error(&mut self, error: Error) {
-        panic!("SumInto: unexpected on_error: {error}")
+        panic!("Summing: unexpected on_error: {error}")
     }
     #[inline]
     fn on_complete(&mut self) {
-        SINK.with(|c| c.set(c.get().wrapping_add(self.sum)));
+        self.sink.add(self.sum);
     }
 }
 
-fn take_sink() -> u64 {
+/// Takes what [`ThreadLocalSink`] holds on this thread, leaving 0.
+pub fn take_sink() -> u64 {
     SINK.with(|c| c.replace(0))
 }
 
@@ -71,44 +108,13 @@ pub fn mono_just_subscribe(n: u64) -> u64 {
     take_sink()
 }
 
-/// Sums its elements and adds the sum to the loop's own accumulator at `on_complete`: the
-/// seed's `v -> sink += v` with the sink a local of the subscribing loop, as RxBench's `Sum`
-/// object is to its loop. [`SumInto`]'s thread-local is a global, which every element's
-/// `black_box` may read or write, so it is loaded and stored once per subscription, and
-/// that chain through memory, not the subscription, set the loop's pace (the
-/// `sink_ab` example measures both). Only a publisher that takes a borrowed subscriber
-/// (the hand-written one) can use it; `Mono`/`Flux` take `'static` ones.
-#[derive(Debug)]
-pub struct SumTo<'a> {
-    sum: u64,
-    into: &'a mut u64,
-}
-
-impl Subscriber<u64> for SumTo<'_> {
-    #[inline]
-    fn on_subscribe<S: Subscription>(&mut self, s: &S) {
-        s.request(crate::UNBOUNDED)
-    }
-    #[inline]
-    fn on_next<S: Subscription>(&mut self, item: u64, _s: &S) {
-        self.sum = self.sum.wrapping_add(black_box(item));
-    }
-    fn on_error(&mut self, error: Error) {
-        panic!("SumTo: unexpected on_error: {error}")
-    }
-    #[inline]
-    fn on_complete(&mut self) {
-        *self.into = self.into.wrapping_add(self.sum);
-    }
-}
-
 /// The hand-written [`SyncSinglePublisher`] subscribed `n` times: returns `n`.
 #[inline(never)]
 pub fn hand_written_subscribe(n: u64) -> u64 {
     let mut sink = 0u64;
     let p = SyncSinglePublisher::new(1u64);
     for _ in 0..n {
-        black_box(&p).subscribe(SumTo { sum: 0, into: &mut sink });
+        black_box(&p).subscribe(SumTo { sum: 0, sink: &mut sink });
     }
     sink
 }
