@@ -218,8 +218,12 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> State<T, S> {
 
     /// Before giving WIP up on an empty queue, a worker waits briefly for the upstream's
     /// next elements (it is usually mid-burst): leaving and being rescheduled costs a
-    /// queue lock and maybe a wake-up. Returns true if elements arrived. Not on
+    /// queue lock and maybe a wake-up. Returns true if elements are there. Not on
     /// `immediate`, where the upstream is this very thread.
+    ///
+    /// The queue is checked before the first spin: under one-by-one demand a pass ends after
+    /// every element with the queue still full, and spinning first would put the spin hints
+    /// on every element's path (the drain then runs slower than the upstream fills it).
     fn linger(&self, produced: u64) -> bool {
         if matches!(self.worker, Worker::Immediate)
             || self.requested.load(Ordering::Relaxed) == produced
@@ -228,14 +232,14 @@ impl<T: Send + 'static, S: Subscriber<T> + Send + 'static> State<T, S> {
             return false;
         }
         for _ in 0..LINGER_CHECKS {
-            for _ in 0..8 {
-                std::hint::spin_loop();
-            }
             if !self.ring.is_empty() {
                 return true;
             }
+            for _ in 0..8 {
+                std::hint::spin_loop();
+            }
         }
-        false
+        !self.ring.is_empty()
     }
 
     /// One pass: emit what demand allows, terminate if due.
