@@ -17,8 +17,26 @@ fn run(name: &str, extra: &[&str]) -> Value {
     args.extend(["--out", &o_str]);
     let o = lab(&args);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // cargo built every binary of the lab from these sources for the tests: the runner must
+    // see that from the binaries themselves and not rebuild them (a rebuild under other
+    // features took minutes on a fresh machine).
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("building it"), "{}", text(&o));
     let s = std::fs::read_to_string(out.join("results.json")).expect("results.json");
     serde_json::from_str(&s).expect("valid JSON")
+}
+
+#[test]
+fn every_sibling_binary_names_the_build_of_the_lab() {
+    let dir = std::path::Path::new(env!("CARGO_BIN_EXE_lab")).parent().unwrap().to_path_buf();
+    let id = |name: &str| {
+        let o = Command::new(dir.join(name)).arg("__build-id").output().expect("run it");
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let heap = id("lab-heap");
+    assert_eq!(heap.len(), 16, "{heap}");
+    assert_eq!(id("lab-cell-jemalloc"), heap);
+    assert_eq!(id("lab-cell-mimalloc"), heap);
 }
 
 #[test]

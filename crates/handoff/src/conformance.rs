@@ -364,7 +364,7 @@ pub fn drops_each_message_once<H: Handoff + 'static>(factory: impl Fn(Option<usi
 /// stress loop under the watchdog.
 pub fn no_lost_wakeup<H: Handoff + 'static>(factory: impl Fn(Option<usize>) -> H) {
     let producers = 6;
-    let per = if cfg!(miri) { 30 } else { 20_000 };
+    let per = if cfg!(miri) { 30 } else { 10_000 };
     let rounds = if cfg!(miri) { 1 } else { 3 };
     for round in 0..rounds {
         let handoff = factory(Some(1));

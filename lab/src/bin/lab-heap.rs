@@ -35,5 +35,9 @@ fn main() {
         eprintln!("usage: lab-heap <child spec JSON> (started by the lab's runner)");
         std::process::exit(2);
     };
+    if spec == lab::machine::BUILD_ID_ARG {
+        println!("{}", lab::machine::BUILD_ID);
+        return;
+    }
     std::process::exit(lab::cli::child::child_main(&spec, Some(profiled), "dhat"));
 }

@@ -58,6 +58,10 @@ pub fn allocator_main(allocator: &'static str) -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [child, spec] if child == "__child" => child_main(spec, None, allocator),
+        [id] if id == crate::machine::BUILD_ID_ARG => {
+            println!("{}", crate::machine::BUILD_ID);
+            0
+        }
         _ => {
             eprintln!(
                 "usage: lab-cell-{allocator} __child <child spec JSON> (started by the lab's runner)"

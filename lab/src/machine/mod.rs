@@ -6,6 +6,14 @@
 pub mod placement;
 
 use serde::{Deserialize, Serialize};
+
+/// A digest of the sources and build settings this binary was built from (lab/build.rs).
+/// Every lab binary carries it; the runner asks a sibling binary for its own (with
+/// [`BUILD_ID_ARG`]) to tell whether it was built from the same sources.
+pub const BUILD_ID: &str = env!("LAB_BUILD_ID");
+
+/// The argument on which lab-cell-* and lab-heap print [`BUILD_ID`] and exit.
+pub const BUILD_ID_ARG: &str = "__build-id";
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -507,19 +507,30 @@ fn heap_binary(notes: &mut Vec<String>) -> Option<PathBuf> {
     sibling_binary("lab-heap", "the heap pass was skipped", notes)
 }
 
+/// Whether the binary at `p` says it was built from the same sources as this one.
+fn same_build(p: &Path) -> bool {
+    std::process::Command::new(p)
+        .arg(crate::machine::BUILD_ID_ARG)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| {
+            o.status.success() && o.stdout.trim_ascii() == crate::machine::BUILD_ID.as_bytes()
+        })
+}
+
 /// A binary of the lab crate next to the running executable, built on demand when missing
-/// or older than the lab binary (`cargo run` builds only the binary it runs). `otherwise`
-/// says in the note what follows when it is missing.
+/// or built from other sources than the lab binary (`cargo run` builds only the binary it
+/// runs). The binary itself says what it was built from: file times cannot, as cargo links
+/// a binary it already had with its old time, and `cargo test`'s and `cargo build`'s
+/// feature sets give two builds of the same sources. `otherwise` says in the note what
+/// follows when it is missing.
 fn sibling_binary(name: &str, otherwise: &str, notes: &mut Vec<String>) -> Option<PathBuf> {
     use std::process::{Command, Stdio};
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
     let candidate = dir.join(name);
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    if let (Some(heap), Some(lab)) = (modified(&candidate), modified(&exe)) {
-        if heap >= lab {
-            return Some(candidate);
-        }
+    if same_build(&candidate) {
+        return Some(candidate);
     }
     let target_dir = dir.parent()?;
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
@@ -528,14 +539,21 @@ fn sibling_binary(name: &str, otherwise: &str, notes: &mut Vec<String>) -> Optio
         cmd.arg("--release");
     }
     cmd.arg("--target-dir").arg(target_dir).current_dir(crate::machine::workspace_root());
-    let state = if candidate.is_file() { "older than lab" } else { "missing" };
+    let state = if candidate.is_file() { "from other sources than lab" } else { "missing" };
     eprintln!("lab: {} is {state}; building it ({:?})", candidate.display(), cmd);
     let ok = cmd.stdout(Stdio::null()).status().is_ok_and(|s| s.success());
     if ok && candidate.is_file() {
+        if !same_build(&candidate) {
+            notes.push(format!(
+                "{} was rebuilt but from other sources than the running lab binary (edited since                  it was built?); run `cargo build --release -p lab --bins`.",
+                candidate.display()
+            ));
+        }
         Some(candidate)
     } else if candidate.is_file() {
         notes.push(format!(
-            "{} is older than the lab binary and could not be rebuilt; it was used as it is.",
+            "{} was built from other sources than the lab binary and could not be rebuilt; it \
+             was used as it is.",
             candidate.display()
         ));
         Some(candidate)
