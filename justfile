@@ -43,6 +43,12 @@ lint:
 # --cfg loom rebuilds everything).
 loom: loom-gating loom-rest
 
+# Loom's test binaries built, not run (CI builds them while the other tests run).
+loom-build:
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p ring --release --test 'loom_*' --no-run
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p flight-recorder --release --lib --no-run
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p locked-queue --release --test 'loom_*' --no-run
+
 # The longest loom model alone (CI runs it beside the others).
 loom-gating:
     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p ring --release --test loom_gating

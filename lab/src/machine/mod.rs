@@ -6,6 +6,8 @@
 pub mod placement;
 
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// A digest of the sources and build settings this binary was built from (lab/build.rs).
 /// Every lab binary carries it; the runner asks a sibling binary for its own (with
@@ -14,8 +16,6 @@ pub const BUILD_ID: &str = env!("LAB_BUILD_ID");
 
 /// The argument on which lab-cell-* and lab-heap print [`BUILD_ID`] and exit.
 pub const BUILD_ID_ARG: &str = "__build-id";
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Where the lab keeps its outputs: the workspace root (found from the crate's manifest
 /// directory at build time, checked at run time), else the nearest ancestor of the current

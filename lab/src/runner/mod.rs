@@ -545,7 +545,8 @@ fn sibling_binary(name: &str, otherwise: &str, notes: &mut Vec<String>) -> Optio
     if ok && candidate.is_file() {
         if !same_build(&candidate) {
             notes.push(format!(
-                "{} was rebuilt but from other sources than the running lab binary (edited since                  it was built?); run `cargo build --release -p lab --bins`.",
+                "{} was rebuilt but from other sources than the running lab binary (edited since \
+                 it was built?); run `cargo build --release -p lab --bins`.",
                 candidate.display()
             ));
         }
