@@ -132,6 +132,13 @@ fn every_real_peer_runs_beside_its_own_loop() {
     }
     // The ring has no calibration; the calibration rows stay out of the headline pairs.
     assert!(!v["results"].as_array().expect("rows").iter().any(|r| r["label"] == "ring/own-loop"));
+    // The channel peers are received one at a time, as their own loops receive; the
+    // method says so beside the batch the others take.
+    let method = v["method"].to_string();
+    assert!(
+        method.contains("recv_batch(max 1024); crossbeam, std-mpsc with recv() one at a time"),
+        "method: {method}"
+    );
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("Calibration: each peer in the lab"), "{}", text(&o));
     for line in out.lines().filter(|l| l.contains("against ring")) {

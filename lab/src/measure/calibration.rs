@@ -176,8 +176,8 @@ fn own_run<const N: usize>(
                 &cpus,
                 every,
                 tx,
-                |tx, m| tx.send(m).is_ok(),
-                move |f| rx.iter().for_each(f),
+                |tx: &mut crossbeam_channel::Sender<Message<N>>, m| tx.send(m).is_ok(),
+                move |checker: &mut Checker| rx.iter().for_each(|m| checker.observe(&m)),
             )?
         }
         "std-mpsc" => {
@@ -187,8 +187,8 @@ fn own_run<const N: usize>(
                 &cpus,
                 every,
                 tx,
-                |tx, m| tx.send(m).is_ok(),
-                move |f| rx.iter().for_each(f),
+                |tx: &mut std::sync::mpsc::SyncSender<Message<N>>, m| tx.send(m).is_ok(),
+                move |checker: &mut Checker| rx.iter().for_each(|m| checker.observe(&m)),
             )?
         }
         "disruptor-rs" => disruptor_run::<N>(&per, &cpus, every, spec.ring_size)?,
@@ -251,14 +251,18 @@ type Joined<T> = thread::JoinHandle<Result<T, String>>;
 
 /// Starts the producers of a run: each pinned as the harness pins it, released by
 /// `barrier`, sending with `send` through its own handle of `txs`.
-fn spawn_producers<Tx: Send + 'static, const N: usize>(
+fn spawn_producers<Tx, S, const N: usize>(
     per: &[u64],
     cpus: &Option<Vec<usize>>,
     every: u64,
     barrier: &Arc<Barrier>,
     txs: Vec<Tx>,
-    send: fn(&mut Tx, Message<N>) -> bool,
-) -> Vec<Joined<(Instant, u64)>> {
+    send: S,
+) -> Vec<Joined<(Instant, u64)>>
+where
+    Tx: Send + 'static,
+    S: Fn(&mut Tx, Message<N>) -> bool + Copy + Send + 'static,
+{
     per.iter()
         .zip(txs)
         .enumerate()
@@ -286,19 +290,22 @@ fn join_producers(hs: Vec<Joined<(Instant, u64)>>) -> Result<(Vec<Instant>, u64)
     Ok((starts, failures))
 }
 
-/// A channel's own loop: producers `send`, the consumer drains with `drain` (the crate's
-/// own blocking iterator) until every sender is gone.
-fn channel_run<Tx, D, const N: usize>(
+/// A channel's own loop: producers `send`, the consumer drains into the checker with
+/// `drain` (the crate's own blocking iterator) until every sender is gone. Both are
+/// closures of their own types, so each compiles to the loop a user would write: the
+/// crate's call inlined, no call through a pointer per message.
+fn channel_run<Tx, S, D, const N: usize>(
     per: &[u64],
     cpus: &Option<Vec<usize>>,
     every: u64,
     tx: Tx,
-    send: fn(&mut Tx, Message<N>) -> bool,
+    send: S,
     drain: D,
 ) -> Result<Ends, String>
 where
     Tx: Clone + Send + 'static,
-    D: FnOnce(&mut dyn FnMut(Message<N>)) + Send + 'static,
+    S: Fn(&mut Tx, Message<N>) -> bool + Copy + Send + 'static,
+    D: FnOnce(&mut Checker) + Send + 'static,
 {
     let barrier = Arc::new(Barrier::new(per.len() + 1));
     let txs = per.iter().map(|_| tx.clone()).collect();
@@ -310,7 +317,7 @@ where
         let mut checker = Checker::new(p);
         barrier.wait();
         let start = Instant::now();
-        drain(&mut |m: Message<N>| checker.observe(&m));
+        drain(&mut checker);
         pinned.map(|()| (start, Instant::now(), checker))
     });
     let joined = join_producers(producers);

@@ -33,6 +33,11 @@
 //!   likewise, once per `recv`, `try_recv` or batch rather than once per message. Depth is
 //!   the difference, clamped to the capacity, exact whenever the channel is quiet. (What
 //!   the counting costs is measured, not assumed: see the bench.)
+//! * **Batches.** Neither channel has a batch receive. The contract's default
+//!   `recv_batch` (wait for one, then `try_recv` the rest) is there for the contract, but
+//!   the lab's harness receives from these two one at a time, as their own loops do
+//!   (`VariantInfo::batches`): taking the rest with `try_recv` made crossbeam's consumer in
+//!   the lab slower than the crate's own loop (docs/design-figures.md).
 //! * **Waiting in the disruptor peer.** The crate's event poller never blocks and its
 //!   `publish` spins without a hint. The adapter spins with `spin_loop` 64 times, then calls
 //!   `yield_now` between polls (on 2 cores a pure spin would starve the other side), and

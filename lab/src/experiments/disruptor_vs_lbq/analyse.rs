@@ -612,10 +612,7 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             harness::WARMUP_MESSAGES
         ),
         placement_line(a.placement),
-        format!(
-            "The consumer takes messages with {}.",
-            if a.batch <= 1 { "recv() one at a time".to_string() } else { format!("recv_batch(max {})", a.batch) }
-        ),
+        consumer_line(a.batch, cfg),
         format!(
             "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use their row's allocator (--allocator; jemalloc by default).",
             cfg["heap_messages"]
@@ -629,6 +626,31 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             )
         },
     ]
+}
+
+/// How the consumer takes messages: `--batch`, and the variants that receive one at a time
+/// whatever it says (no batch receive of their own).
+fn consumer_line(batch: u64, cfg: &Value) -> String {
+    if batch <= 1 {
+        return "The consumer takes messages with recv() one at a time.".into();
+    }
+    let singles: Vec<&str> = cfg["variants"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|v| super::plan::consumer_batch(v, batch) == 1)
+        .collect();
+    let mut line = format!("The consumer takes messages with recv_batch(max {batch})");
+    if !singles.is_empty() {
+        line += &format!(
+            "; {} with recv() one at a time, as their own API receives (they have no batch \
+             receive, and taking the rest with try_recv after each message made the lab's \
+             consumer slower than the crate's own loop)",
+            singles.join(", ")
+        );
+    }
+    line + "."
 }
 
 fn sampling_lines(run: &Finished<DisruptorVsLbq>, every: u64) -> Vec<String> {

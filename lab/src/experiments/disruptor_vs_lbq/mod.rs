@@ -122,7 +122,8 @@ pub struct DvlArgs {
     /// Stamp every K-th message of each producer for latency, K in messages (0: off).
     #[arg(long, value_parser = size, default_value = "1024")]
     pub sample_every: u64,
-    /// Most messages the consumer takes per recv_batch (1: recv one at a time).
+    /// Most messages the consumer takes per recv_batch (1: recv one at a time); the channel
+    /// peers (crossbeam, std-mpsc) have no batch receive and always take one at a time.
     #[arg(long, value_parser = size, default_value = "1024")]
     pub batch: u64,
     /// Milliseconds: each timed fork keeps measuring past --runs until its measured runs

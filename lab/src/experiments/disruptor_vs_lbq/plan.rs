@@ -172,6 +172,17 @@ fn jvm_gcs(a: &DvlArgs) -> Result<Vec<(&'static str, String)>, String> {
         .collect())
 }
 
+/// The most messages `v`'s consumer takes per receive: `--batch` where the variant has a
+/// batch receive of its own, else 1 (the channel peers receive one at a time, as their own
+/// API does; see [`variants::VariantInfo::batches`]).
+pub fn consumer_batch(v: &str, batch: u64) -> usize {
+    if variants::find(v).is_some_and(|i| !i.batches) {
+        1
+    } else {
+        batch as usize
+    }
+}
+
 /// What one cell runs: variant `v` with wait `w` on allocator `al` (a Rust row) or
 /// collector setting `gc` (a JVM row), `p` producers, `pairs` sampled/unsampled pairs per
 /// fork.
@@ -196,7 +207,7 @@ fn spec(
         prefetch: 256,
         payload: a.payload,
         sample_every: a.sample_every,
-        batch: a.batch as usize,
+        batch: consumer_batch(v, a.batch),
         sampling_ab_pairs: pairs,
         heap_messages: s.heap_messages,
         trace_messages: s.trace_messages,
@@ -407,4 +418,20 @@ pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, Strin
     inrun::twins(shared.trace, &mut plan);
     super::calibration::cells(&mut plan);
     Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::consumer_batch;
+
+    #[test]
+    fn only_variants_with_a_batch_receive_take_the_batch() {
+        for v in ["locked", "ring", "reactive", "naive", "disruptor-rs"] {
+            assert_eq!(consumer_batch(v, 1024), 1024, "{v}");
+        }
+        for v in ["crossbeam", "std-mpsc", "fault-slow-crossbeam"] {
+            assert_eq!(consumer_batch(v, 1024), 1, "{v}");
+        }
+        assert_eq!(consumer_batch("ring", 1), 1);
+    }
 }
