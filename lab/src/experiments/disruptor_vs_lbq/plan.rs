@@ -176,7 +176,7 @@ fn jvm_gcs(a: &DvlArgs) -> Result<Vec<(&'static str, String)>, String> {
 /// batch receive of its own, else 1 (the channel peers receive one at a time, as their own
 /// API does; see [`variants::VariantInfo::batches`]).
 pub fn consumer_batch(v: &str, batch: u64) -> usize {
-    if variants::find(v).is_some_and(|i| !i.batches) {
+    if variants::registry().iter().any(|i| i.name == v && !i.batches) {
         1
     } else {
         batch as usize
