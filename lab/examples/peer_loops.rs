@@ -1,7 +1,7 @@
 //! Bisects what the lab's harness does to a reference peer: the same peer run in a plain
 //! loop over its own API and in the lab's harness, with one difference switched at a time
-//! (message type, the consumer's work, pinning, the adapter), interleaved round by round
-//! and printed as ratios to the plain loop of the same round.
+//! (message type, the consumer's work, pinning, the adapter, the harness around it),
+//! interleaved round by round and printed as ratios to the plain loop of the same round.
 //!
 //! `cargo run --release -p lab --example peer_loops -- PEER P MESSAGES ROUNDS [CASES]`
 //! (PEER: crossbeam, std-mpsc or disruptor-rs).
@@ -195,6 +195,52 @@ fn disruptor_own<M: Msg + Default + Copy + Sync, S: Sink<M> + Send + 'static>(
     total as f64 / end.duration_since(ts.into_iter().min().unwrap()).as_secs_f64() / 1e6
 }
 
+/// The lab's adapter in a plain loop (no harness around it): `send` per message,
+/// `recv_batch(1024)` into the checker, every message counted.
+fn adapter_plain<H: handoff::Handoff>(h: &H, p: usize, n: u64) -> f64 {
+    use handoff::{Consumer, Producer};
+    let per = n / p as u64;
+    let (txs, mut rx) = h.open::<Message<16>>(p).expect("open");
+    let barrier = Arc::new(Barrier::new(p + 1));
+    let b2 = barrier.clone();
+    let consumer = move || {
+        let mut check = Check::default();
+        b2.wait();
+        let t = Instant::now();
+        let mut got = 0u64;
+        loop {
+            let k = rx.recv_batch(1024, |m| check.take(m));
+            if k == 0 {
+                break;
+            }
+            got += k as u64;
+        }
+        let end = Instant::now();
+        assert_eq!(got, n / p as u64 * p as u64, "plain lost messages");
+        (t, end)
+    };
+    let c = std::thread::spawn(consumer);
+    let hs: Vec<_> = txs
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut tx)| {
+            let b = barrier.clone();
+            std::thread::spawn(move || {
+                b.wait();
+                let t = Instant::now();
+                for s in 0..per {
+                    let _ = tx.send(Message::<16>::new(i as u32, s));
+                }
+                t
+            })
+        })
+        .collect();
+    let mut ts: Vec<Instant> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    let (t, end) = c.join().unwrap();
+    ts.push(t);
+    (per * p as u64) as f64 / end.duration_since(ts.into_iter().min().unwrap()).as_secs_f64() / 1e6
+}
+
 fn spec(variant: &str, p: usize, placement: Placement, batch: usize, sample: u64) -> CellSpec {
     serde_json::from_value(serde_json::json!({
         "variant": variant, "wait": null, "producers": p, "messages": 0, "warmup": 0, "runs": 1,
@@ -236,6 +282,8 @@ fn main() {
             Box::new(move || disruptor_own::<Message<16>, Check>(p, n, false)),
         ));
         let h = DisruptorRsHandoff::new(Some(CAP));
+        let h2 = h.clone();
+        cases.push(("adapter plain", Box::new(move || adapter_plain(&h2, p, n))));
         for (name, pl, b, smp) in [
             ("lab kernel b1024 s0", kernel, 1024, 0),
             ("lab auto b1024 s0", auto, 1024, 0),
@@ -288,6 +336,15 @@ fn main() {
         for k in 0..cases.len() {
             let k = (k + r) % cases.len();
             rates[k].push((cases[k].1)());
+        }
+    }
+    // `PEER_LOOPS_ALL=1`: every round's figure too, to see a bimodal case for what it is.
+    if std::env::var_os("PEER_LOOPS_ALL").is_some_and(|v| v == "1") {
+        for (k, (name, _)) in cases.iter().enumerate() {
+            println!(
+                "{name}: {:?}",
+                rates[k].iter().map(|r| (r * 10.0).round() / 10.0).collect::<Vec<_>>()
+            );
         }
     }
     println!("{peer} P={p} {n} msgs, {rounds} rounds: median M msgs/s, median ratio to case 0");

@@ -19,6 +19,50 @@ mod disruptor_rs {
         cap.map(|c| c.max(DISRUPTOR_RS_MULTI_MIN))
     ));
 
+    /// Depth comes from the crate's sequences, not from a count on the send path: every
+    /// handle must see every producer's sends, and asking must take nothing.
+    #[test]
+    fn depth_reads_the_sequences_and_takes_nothing() {
+        use handoff::{Consumer, Handoff, Producer};
+        for producers in [1usize, 3] {
+            let (mut txs, mut rx) =
+                DisruptorRsHandoff::new(Some(64)).open::<u64>(producers).expect("open");
+            let mut sent = 0usize;
+            for (i, tx) in txs.iter_mut().enumerate() {
+                for k in 0..(5 + i as u64) {
+                    tx.send(k).expect("room");
+                    sent += 1;
+                }
+            }
+            let depths = |txs: &[_], rx: &_| -> Vec<usize> {
+                let txs: &[lab::measure::peers::DisruptorRsProducer<u64>] = txs;
+                let rx: &lab::measure::peers::DisruptorRsConsumer<u64> = rx;
+                txs.iter().map(|t| t.depth()).chain([rx.depth(), rx.depth()]).collect()
+            };
+            assert_eq!(depths(&txs, &rx), vec![sent; producers + 2], "P={producers}, quiet");
+            let mut got = Vec::new();
+            for _ in 0..4 {
+                got.push(rx.recv().expect("a message"));
+            }
+            assert_eq!(depths(&txs, &rx), vec![sent - 4; producers + 2], "P={producers}");
+            while got.len() < sent {
+                got.push(rx.recv().expect("a message"));
+            }
+            assert_eq!(depths(&txs, &rx), vec![0; producers + 2], "P={producers}, drained");
+            // Nothing was lost or repeated by looking: each producer's 0..5+i arrived.
+            got.sort_unstable();
+            let mut want: Vec<u64> = (0..producers).flat_map(|i| 0..(5 + i as u64)).collect();
+            want.sort_unstable();
+            assert_eq!(got, want, "P={producers}");
+            // Full: depth is the ring's size, from both sides.
+            for k in 0..64 {
+                txs[0].send(k).expect("room");
+            }
+            assert_eq!(txs[producers - 1].depth(), 64);
+            assert_eq!(rx.depth(), 64);
+        }
+    }
+
     #[test]
     fn small_multi_producer_ring_is_a_config_error() {
         use handoff::Handoff;

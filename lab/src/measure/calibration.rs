@@ -197,7 +197,7 @@ fn own_run<const N: usize>(
     let t0 = ends.starts.iter().min().copied().unwrap_or(ends.end);
     let ms = ends.end.duration_since(t0).as_secs_f64() * 1e3;
     let verdict = match &ends.checker {
-        Some(c) => c.verdict_against(&per, handoff::expected_checksum::<N>(&per)),
+        Some(c) => c.verdict_against(&per, crate::measure::harness::expected_checksum::<N>(&per)),
         None => handoff::Verdict { sent: messages, ..Default::default() },
     };
     let mut text = verdict.describe();

@@ -27,22 +27,34 @@
 //!   blocks. The disruptor peer polls, so the flag is all it needs. On the lab's hot path
 //!   `close` is never called (producers just drop their handles, which every peer handles
 //!   natively).
-//! * **Depth.** crossbeam has `len()`. `std::sync::mpsc` and the disruptor crate do not, so
-//!   those adapters count: each producer keeps its own total and publishes it with one
-//!   store to its own cache-padded counter (no sharing on the hot path); the consumer
-//!   likewise, once per `recv`, `try_recv` or batch rather than once per message. Depth is
-//!   the difference, clamped to the capacity, exact whenever the channel is quiet. (What
-//!   the counting costs is measured, not assumed: see the bench.)
+//! * **Depth.** crossbeam has `len()`. `std::sync::mpsc` has none, so that adapter counts:
+//!   each producer keeps its own total and publishes it with one store to its own
+//!   cache-padded counter (no sharing on the hot path); the consumer likewise, once per
+//!   `recv`, `try_recv` or batch rather than once per message. Depth is the difference,
+//!   clamped to the capacity, exact whenever the channel is quiet. The disruptor crate
+//!   keeps the sequences depth needs, so that adapter counts nothing: a producer asks the
+//!   crate's sequencer for more room than the ring has and reads how much it lacked, and
+//!   the consumer asks its poller how many events are published past its cursor without
+//!   taking them. Both are exact when the channel is quiet, and the send and receive
+//!   paths stay as small as the crate's own.
 //! * **Batches.** Neither channel has a batch receive. The contract's default
 //!   `recv_batch` (wait for one, then `try_recv` the rest) is there for the contract, but
 //!   the lab's harness receives from these two one at a time, as their own loops do
 //!   (`VariantInfo::batches`): taking the rest with `try_recv` made crossbeam's consumer in
 //!   the lab slower than the crate's own loop (docs/design-figures.md).
 //! * **Waiting in the disruptor peer.** The crate's event poller never blocks and its
-//!   `publish` spins without a hint. The adapter spins with `spin_loop` 64 times, then calls
-//!   `yield_now` between polls (on 2 cores a pure spin would starve the other side), and
-//!   publishes with `try_publish` in the same loop so that it notices a closed channel or a
-//!   consumer that is gone.
+//!   `publish` spins without a hint. The adapter spins with `spin_loop`, then calls
+//!   `yield_now` between polls, and publishes with `try_publish` in the same loop so that
+//!   it notices a closed channel or a consumer that is gone. How long it spins depends on
+//!   the machine: [`SPINS_ALONE`] when every thread of the channel has a core of its own
+//!   (as the crate's own busy-spin loop, it then never gives its core away while the other
+//!   side keeps up), [`SPINS_SHARED`] when they outnumber the cores (a pure spin would hold
+//!   a core a descheduled producer needs).
+//! * **Inlining.** A send is a few instructions when there is room, and each adapter's
+//!   `send` is small enough to inline into the caller's loop, with waiting out of line:
+//!   a call per message that the crate's own loop does not pay slows the producer, and on
+//!   two cores a slower producer turns the disruptor's batched handoff into a per-message
+//!   one (figures in docs/design-figures.md).
 
 use crossbeam_utils::CachePadded;
 use handoff::{ConfigError, Consumer, Handoff, Producer, SendError, TryRecvError, TrySendError};
@@ -61,7 +73,7 @@ pub const DEFAULT_PEER_CAPACITY: usize = 64 * 1024;
 #[derive(Debug, Default)]
 struct Shared {
     closed: CachePadded<AtomicBool>,
-    /// One counter per producer (std-mpsc and disruptor-rs peers only).
+    /// One counter per producer (the std-mpsc peer only).
     /// Each producer holds its own `Arc` of its counter, so a send stores through one
     /// pointer of its own rather than indexing this `Vec` through the shared state.
     sent: Vec<Arc<CachePadded<AtomicU64>>>,
@@ -81,6 +93,7 @@ impl Shared {
         })
     }
 
+    #[inline]
     fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
@@ -421,7 +434,9 @@ impl<C: Channel, T: Send + 'static> ChannelProducer<C, T> {
 }
 
 impl<C: Channel, T: Send + 'static> Producer<T> for ChannelProducer<C, T> {
-    #[inline]
+    /// Always inlined, so that the caller's loop calls the channel's own `send` directly,
+    /// as a plain loop over the channel does.
+    #[inline(always)]
     fn send(&mut self, msg: T) -> Result<(), SendError<T>> {
         if self.shared.is_closed() {
             return Err(SendError(msg));
@@ -599,19 +614,38 @@ unsafe impl<T: Send> Sync for Slot<T> {}
 impl<T> Slot<T> {
     /// Moves the message out of a slot that this consumer's guard covers.
     ///
+    /// A message without drop glue is copied out and its bits stay in the slot: writing
+    /// `None` back would be a second store to a line the producer is about to write, on
+    /// every message, for nothing (dropping the stale copy does nothing). A message with
+    /// drop glue is taken, so that it is dropped exactly once.
+    ///
     /// # Safety
-    /// The caller holds the crate's `EventGuard` covering this slot's sequence, and is the
-    /// only consumer of the ring: no other thread accesses the slot meanwhile.
+    /// The caller holds the crate's `EventGuard` covering this slot's sequence, is the only
+    /// consumer of the ring (no other thread accesses the slot meanwhile), and reads each
+    /// published sequence once: the stale copy left behind is never read again, only
+    /// overwritten by the producer that publishes the slot's next sequence.
+    #[inline]
     unsafe fn take(&self) -> Option<T> {
-        // SAFETY: exclusive access for the guard's lifetime, per the caller's contract.
-        unsafe { (*self.0.get()).take() }
+        if std::mem::needs_drop::<T>() {
+            // SAFETY: exclusive access for the guard's lifetime, per the caller's contract.
+            unsafe { (*self.0.get()).take() }
+        } else {
+            // SAFETY: exclusive access for the guard's lifetime, per the caller's contract;
+            // the value is valid (a producer wrote it before publishing). `T` has no drop
+            // glue, so the copy left in the slot owns nothing: overwriting it later drops
+            // nothing, and the caller never reads it again.
+            unsafe { std::ptr::read(self.0.get()) }
+        }
     }
 }
 
+type TxSingle<T> = disruptor::SingleProducer<Slot<T>, disruptor::SingleConsumerBarrier>;
+type TxMulti<T> = disruptor::MultiProducer<Slot<T>, disruptor::SingleConsumerBarrier>;
+
 /// How the disruptor peer's producer side is built.
 enum DisruptorTx<T: Send + 'static> {
-    Single(disruptor::SingleProducer<Slot<T>, disruptor::SingleConsumerBarrier>),
-    Multi(disruptor::MultiProducer<Slot<T>, disruptor::SingleConsumerBarrier>),
+    Single(TxSingle<T>),
+    Multi(TxMulti<T>),
 }
 
 /// How the disruptor peer's consumer side is built.
@@ -622,6 +656,25 @@ enum DisruptorRx<T: Send + 'static> {
 
 /// The smallest ring the crate's multi-producer sequencer accepts (it panics below).
 pub const DISRUPTOR_RS_MULTI_MIN: usize = 64;
+
+/// Spins before a yield when every thread of the channel has a core of its own: long
+/// enough that a side which keeps up never yields (as the crate's own busy-spin loop never
+/// does), short enough that a side left waiting for long gives its core back.
+pub const SPINS_ALONE: u32 = 1 << 14;
+
+/// Spins before a yield when the channel's threads outnumber the cores: a pure spin would
+/// hold a core that a descheduled thread needs to make progress.
+pub const SPINS_SHARED: u32 = 64;
+
+/// The spins the disruptor peer's waits use for `threads` threads on this machine.
+pub fn spins_for(threads: usize) -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads <= cores {
+        SPINS_ALONE
+    } else {
+        SPINS_SHARED
+    }
+}
 
 /// The `disruptor` crate (4.x): single-producer sequencer for one producer, multi-producer
 /// otherwise, one event poller as the consumer. Ring size must be a power of two.
@@ -640,16 +693,29 @@ impl DisruptorRsHandoff {
 /// State of the disruptor peer shared by all handles.
 #[derive(Debug)]
 struct RsShared {
-    counts: Arc<Shared>,
+    closed: CachePadded<AtomicBool>,
     size: usize,
+    /// Spins before each yield in a wait ([`spins_for`] the channel's threads).
+    spins: u32,
+}
+
+impl RsShared {
+    #[inline]
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
 }
 
 /// Producer handle of [`DisruptorRsHandoff`].
+///
+/// The crate's producer sits in an `UnsafeCell` so that `depth(&self)` can ask it how much
+/// room is left (an `&mut` call that publishes nothing). The cell makes the handle `!Sync`,
+/// so every `&self` and `&mut self` method runs on the thread that owns the handle, one at
+/// a time.
 pub struct DisruptorRsProducer<T: Send + 'static> {
-    tx: DisruptorTx<T>,
+    tx: UnsafeCell<DisruptorTx<T>>,
     shared: Arc<RsShared>,
     index: usize,
-    sent: SentCounter,
 }
 
 impl<T: Send + 'static> std::fmt::Debug for DisruptorRsProducer<T> {
@@ -658,11 +724,12 @@ impl<T: Send + 'static> std::fmt::Debug for DisruptorRsProducer<T> {
     }
 }
 
-/// Consumer handle of [`DisruptorRsHandoff`].
+/// Consumer handle of [`DisruptorRsHandoff`]. The poller sits in an `UnsafeCell` for the
+/// same reason as the producer's: `depth(&self)` looks at what is published without
+/// taking it.
 pub struct DisruptorRsConsumer<T: Send + 'static> {
-    rx: DisruptorRx<T>,
+    rx: UnsafeCell<DisruptorRx<T>>,
     shared: Arc<RsShared>,
-    received: Received,
     ended: bool,
 }
 
@@ -675,7 +742,7 @@ impl<T: Send + 'static> std::fmt::Debug for DisruptorRsConsumer<T> {
 impl<T: Send + 'static> Drop for DisruptorRsConsumer<T> {
     fn drop(&mut self) {
         // A gone consumer refuses sends as a close does: producers then load one flag.
-        self.shared.counts.closed.store(true, Ordering::Release);
+        self.shared.closed.store(true, Ordering::Release);
     }
 }
 
@@ -709,7 +776,11 @@ impl Handoff for DisruptorRsHandoff {
                 self.size, DISRUPTOR_RS_MULTI_MIN
             )));
         }
-        let shared = Arc::new(RsShared { counts: Shared::new(producers, true), size: self.size });
+        let shared = Arc::new(RsShared {
+            closed: CachePadded::new(AtomicBool::new(false)),
+            size: self.size,
+            spins: spins_for(producers + 1),
+        });
         let factory = || Slot(UnsafeCell::new(None));
         // The poller does its own waiting; the wait strategy only serves managed threads.
         let wait = disruptor::BusySpinWithSpinLoopHint;
@@ -730,43 +801,79 @@ impl Handoff for DisruptorRsHandoff {
             .into_iter()
             .enumerate()
             .map(|(index, tx)| DisruptorRsProducer {
-                tx,
-                sent: shared.counts.sent_counter(index).expect("counted"),
+                tx: UnsafeCell::new(tx),
                 shared: shared.clone(),
                 index,
             })
             .collect();
-        Ok((
-            producers,
-            DisruptorRsConsumer { rx, shared, received: Received::default(), ended: false },
-        ))
+        Ok((producers, DisruptorRsConsumer { rx: UnsafeCell::new(rx), shared, ended: false }))
     }
 }
 
 /// Spins briefly, then yields: the disruptor adapter's wait for both sides. Public so
 /// that the bench's raw disruptor loop waits exactly as the adapter does.
-#[derive(Debug, Default)]
-pub struct Backoff(u32);
+#[derive(Debug)]
+pub struct Backoff {
+    step: u32,
+    spins: u32,
+}
+
+impl Default for Backoff {
+    /// [`SPINS_SHARED`] spins before each yield.
+    fn default() -> Self {
+        Backoff::with_spins(SPINS_SHARED)
+    }
+}
 
 impl Backoff {
-    /// One step of the wait: a spin hint for the first 64 calls, then `yield_now`.
+    /// A wait that spins `spins` times before it starts yielding.
+    pub fn with_spins(spins: u32) -> Self {
+        Backoff { step: 0, spins }
+    }
+
+    /// One step of the wait: a spin hint for the first `spins` calls, then `yield_now`.
     #[inline]
     pub fn snooze(&mut self) {
-        if self.0 < 64 {
+        if self.step < self.spins {
             std::hint::spin_loop();
-            self.0 += 1;
+            self.step += 1;
         } else {
             std::thread::yield_now();
         }
     }
 }
 
+/// Room left in the ring as the crate's producer `$p` sees it, without publishing: a batch
+/// one larger than the ring never fits, so the crate refuses it and says how many slots it
+/// lacked. A macro for the reason `poll_into!` is one.
+macro_rules! free_slots {
+    ($p:expr, $size:expr) => {{
+        let ask = $size + 1;
+        match $p.try_batch_publish(ask, |_| {
+            unreachable!("a batch larger than the ring cannot be granted")
+        }) {
+            Err(disruptor::MissingFreeSlots(missing)) => ask.saturating_sub(missing as usize),
+            Ok(_) => unreachable!("a batch larger than the ring cannot be granted"),
+        }
+    }};
+}
+
 impl<T: Send + 'static> DisruptorRsProducer<T> {
+    /// The crate's producer.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    fn tx(&self) -> &mut DisruptorTx<T> {
+        // SAFETY: the handle is `!Sync` (the `UnsafeCell`), so only its owning thread calls
+        // this, and every caller uses the reference within one method call without calling
+        // back into the handle: no two references from here are alive at once.
+        unsafe { &mut *self.tx.get() }
+    }
+
     #[inline]
     fn try_publish(&mut self, msg: &mut Option<T>) -> bool {
         use disruptor::Producer as _;
         let write = |slot: &mut Slot<T>| *slot.0.get_mut() = msg.take();
-        match &mut self.tx {
+        match self.tx.get_mut() {
             DisruptorTx::Single(p) => p.try_publish(write).is_ok(),
             DisruptorTx::Multi(p) => p.try_publish(write).is_ok(),
         }
@@ -775,25 +882,37 @@ impl<T: Send + 'static> DisruptorRsProducer<T> {
     /// Closed, or the consumer is gone (its drop sets the same flag).
     #[inline]
     fn refused(&self) -> bool {
-        self.shared.counts.is_closed()
+        self.shared.is_closed()
     }
-}
 
-impl<T: Send + 'static> Producer<T> for DisruptorRsProducer<T> {
-    #[inline]
-    fn send(&mut self, msg: T) -> Result<(), SendError<T>> {
+    /// `send` once the ring was full (or closed): spins, then yields, until there is room.
+    #[cold]
+    #[inline(never)]
+    fn send_waiting(&mut self, msg: T) -> Result<(), SendError<T>> {
         let mut msg = Some(msg);
-        let mut backoff = Backoff::default();
+        let mut backoff = Backoff::with_spins(self.shared.spins);
         loop {
             if self.refused() {
                 return Err(SendError(msg.take().expect("unsent message")));
             }
             if self.try_publish(&mut msg) {
-                self.sent.add_one();
                 return Ok(());
             }
             backoff.snooze();
         }
+    }
+}
+
+impl<T: Send + 'static> Producer<T> for DisruptorRsProducer<T> {
+    /// The fast path (room in the ring) is small enough to inline into the caller's loop,
+    /// as the crate's own `publish` does; waiting for room is out of line.
+    #[inline(always)]
+    fn send(&mut self, msg: T) -> Result<(), SendError<T>> {
+        let mut msg = Some(msg);
+        if !self.refused() && self.try_publish(&mut msg) {
+            return Ok(());
+        }
+        self.send_waiting(msg.take().expect("unsent message"))
     }
 
     fn try_send(&mut self, msg: T) -> Result<(), TrySendError<T>> {
@@ -802,7 +921,6 @@ impl<T: Send + 'static> Producer<T> for DisruptorRsProducer<T> {
         }
         let mut msg = Some(msg);
         if self.try_publish(&mut msg) {
-            self.sent.add_one();
             Ok(())
         } else {
             Err(TrySendError::Full(msg.take().expect("unsent message")))
@@ -810,11 +928,20 @@ impl<T: Send + 'static> Producer<T> for DisruptorRsProducer<T> {
     }
 
     fn close(&self) {
-        self.shared.counts.closed.store(true, Ordering::Release);
+        self.shared.closed.store(true, Ordering::Release);
     }
 
+    /// The ring's size less the room the crate's sequencer finds: every claimed sequence
+    /// the consumer has not released. Exact when the channel is quiet; nothing is counted
+    /// on the send path.
     fn depth(&self) -> usize {
-        self.shared.counts.counted_depth(self.shared.size)
+        use disruptor::Producer as _;
+        let size = self.shared.size;
+        let free = match self.tx() {
+            DisruptorTx::Single(p) => free_slots!(p, size),
+            DisruptorTx::Multi(p) => free_slots!(p, size),
+        };
+        size.saturating_sub(free)
     }
 }
 
@@ -827,8 +954,9 @@ macro_rules! poll_into {
             Ok(mut guard) => {
                 let mut n = 0usize;
                 for slot in &mut guard {
-                    // SAFETY: `guard` covers this slot and this adapter is the ring's only
-                    // consumer (one poller, made in `open`).
+                    // SAFETY: `guard` covers this slot, this adapter is the ring's only
+                    // consumer (one poller, made in `open`), and the guard hands out each
+                    // published sequence once.
                     if let Some(m) = unsafe { slot.take() } {
                         ($f)(m);
                     }
@@ -842,6 +970,22 @@ macro_rules! poll_into {
     };
 }
 
+/// Events published and not yet taken by the poller `$poller`, without taking them: the
+/// guard says how many it covers, and is forgotten rather than dropped, since its drop is
+/// what releases the events to the producers.
+macro_rules! published_not_taken {
+    ($poller:expr) => {
+        match $poller.take(u64::MAX) {
+            Ok(mut guard) => {
+                let n = ExactSizeIterator::len(&&mut guard);
+                std::mem::forget(guard);
+                n
+            }
+            Err(_) => 0,
+        }
+    };
+}
+
 impl<T: Send + 'static> DisruptorRsConsumer<T> {
     /// Non-blocking: `Some(n > 0)` events handed out, `Some(0)` nothing now, `None` ended.
     #[inline]
@@ -849,33 +993,27 @@ impl<T: Send + 'static> DisruptorRsConsumer<T> {
         if self.ended {
             return None;
         }
-        let got = match &mut self.rx {
+        let got = match self.rx.get_mut() {
             DisruptorRx::Single(p) => poll_into!(p, max, f),
             DisruptorRx::Multi(p) => poll_into!(p, max, f),
         };
         match got {
-            Some(0) if self.shared.counts.is_closed() => {
+            Some(0) if self.shared.is_closed() => {
                 // Closed: everything published before `close` is visible now; one more poll
                 // picks up the rest, then the channel has ended.
-                let again = match &mut self.rx {
+                let again = match self.rx.get_mut() {
                     DisruptorRx::Single(p) => poll_into!(p, max, f),
                     DisruptorRx::Multi(p) => poll_into!(p, max, f),
                 };
                 match again {
-                    Some(n) if n > 0 => {
-                        self.received.add(n as u64, &self.shared.counts);
-                        Some(n)
-                    }
+                    Some(n) if n > 0 => Some(n),
                     _ => {
                         self.ended = true;
                         None
                     }
                 }
             }
-            Some(n) => {
-                self.received.add(n as u64, &self.shared.counts);
-                Some(n)
-            }
+            Some(n) => Some(n),
             None => {
                 self.ended = true;
                 None
@@ -902,7 +1040,7 @@ impl<T: Send + 'static> Consumer<T> for DisruptorRsConsumer<T> {
 
     #[inline]
     fn recv_batch<F: FnMut(T)>(&mut self, max: usize, mut f: F) -> usize {
-        let mut backoff = Backoff::default();
+        let mut backoff = Backoff::with_spins(self.shared.spins);
         loop {
             match self.poll_batch(max.max(1), &mut f) {
                 None => return 0,
@@ -912,7 +1050,20 @@ impl<T: Send + 'static> Consumer<T> for DisruptorRsConsumer<T> {
         }
     }
 
+    /// What the crate has published that this consumer has not taken: exact when the
+    /// channel is quiet; nothing is counted on the receive path.
     fn depth(&self) -> usize {
-        self.shared.counts.depth_after(self.received.total, self.shared.size)
+        if self.ended {
+            return 0;
+        }
+        // SAFETY: the handle is `!Sync` (the `UnsafeCell`), so only its owning thread is
+        // here, and no other method of the handle is running: this is the only reference
+        // into the cell while it lives.
+        let rx = unsafe { &mut *self.rx.get() };
+        let n = match rx {
+            DisruptorRx::Single(p) => published_not_taken!(p),
+            DisruptorRx::Multi(p) => published_not_taken!(p),
+        };
+        n.min(self.shared.size)
     }
 }
