@@ -25,7 +25,9 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use handoff::{Checker, Consumer, Handoff, Message, Producer};
-use lab::measure::peers::{Backoff, CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff};
+use lab::measure::peers::{
+    spins_for, Backoff, CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff,
+};
 use lab::measure::variants::{self, Settings, WithHandoff};
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Barrier, Mutex};
@@ -217,9 +219,17 @@ impl Path for RawStdMpsc {
 /// The `disruptor` crate built as `lab::measure::peers` builds it (single-producer sequencer for
 /// one producer, multi-producer otherwise, one event poller), with `Msg` itself as the
 /// event. The crate's `publish` spins without a hint and its poller never waits, so both
-/// sides wait with the adapter's own [`Backoff`] (`try_publish`, `take(BATCH)`): the pair
-/// then differs only in what the adapter adds.
+/// sides wait with the adapter's own [`Backoff`] and spins (`try_publish`, `take(BATCH)`):
+/// the pair then differs only in what the adapter adds.
 struct RawDisruptor;
+
+/// The spins of the raw loop's waits: [`spins_for`] the open channel's threads, as the
+/// adapter chooses them. Set by `open`, before the run's threads start.
+static RAW_SPINS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn raw_backoff() -> Backoff {
+    Backoff::with_spins(RAW_SPINS.load(std::sync::atomic::Ordering::Relaxed))
+}
 
 enum DisruptorTx {
     Single(disruptor::SingleProducer<Msg, disruptor::SingleConsumerBarrier>),
@@ -257,6 +267,7 @@ impl Path for RawDisruptor {
         "disruptor-rs (raw)".into()
     }
     fn open(&self, producers: usize) -> (Vec<Self::Tx>, Self::Rx) {
+        RAW_SPINS.store(spins_for(producers + 1), std::sync::atomic::Ordering::Relaxed);
         let wait = disruptor::BusySpinWithSpinLoopHint;
         if producers == 1 {
             let builder = disruptor::build_single_producer(RING_SIZE, Msg::default, wait);
@@ -275,7 +286,7 @@ impl Path for RawDisruptor {
     #[inline]
     fn send(tx: &mut Self::Tx, m: Msg) -> bool {
         use disruptor::Producer as _;
-        let mut backoff = Backoff::default();
+        let mut backoff = raw_backoff();
         loop {
             let done = match tx {
                 DisruptorTx::Single(p) => p.try_publish(|e| *e = m).is_ok(),
@@ -289,7 +300,7 @@ impl Path for RawDisruptor {
     }
     #[inline]
     fn drain(mut rx: Self::Rx, mut observe: impl FnMut(Msg)) {
-        let mut backoff = Backoff::default();
+        let mut backoff = raw_backoff();
         loop {
             let got = match &mut rx {
                 DisruptorRx::Single(p) => poll_events!(p, observe),
@@ -299,7 +310,7 @@ impl Path for RawDisruptor {
                 None => return,
                 Some(0) => backoff.snooze(),
                 // A fresh wait after every batch, as the adapter's `recv_batch` starts one.
-                Some(_) => backoff = Backoff::default(),
+                Some(_) => backoff = raw_backoff(),
             }
         }
     }

@@ -63,6 +63,50 @@ mod disruptor_rs {
         }
     }
 
+    /// The ring's slots hold bare messages, so what was published and never taken must be
+    /// dropped by the adapter, once, whichever handle goes last.
+    #[test]
+    fn untaken_messages_are_dropped_once_whoever_goes_last() {
+        use handoff::{Consumer, Handoff, Producer};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        struct Counted(Arc<AtomicUsize>);
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        for (producers, consumer_first) in [(1, true), (1, false), (3, true), (3, false)] {
+            let drops = Arc::new(AtomicUsize::new(0));
+            let (mut txs, mut rx) =
+                DisruptorRsHandoff::new(Some(64)).open::<Counted>(producers).expect("open");
+            for k in 0..30 {
+                txs[k % producers].send(Counted(drops.clone())).expect("room");
+            }
+            for _ in 0..7 {
+                drop(rx.recv().expect("a message"));
+            }
+            assert_eq!(drops.load(Ordering::Relaxed), 7);
+            if consumer_first {
+                drop(rx);
+                // Refused now, and handed back: dropped by the caller, not the ring.
+                let refused = txs[0].send(Counted(drops.clone()));
+                assert!(refused.is_err(), "a send after the consumer is gone");
+                drop(refused);
+                drop(txs);
+            } else {
+                drop(txs);
+                drop(rx);
+            }
+            let want = if consumer_first { 31 } else { 30 };
+            assert_eq!(
+                drops.load(Ordering::Relaxed),
+                want,
+                "P={producers}, consumer dropped first: {consumer_first}"
+            );
+        }
+    }
+
     #[test]
     fn small_multi_producer_ring_is_a_config_error() {
         use handoff::Handoff;

@@ -61,6 +61,7 @@ use handoff::{ConfigError, Consumer, Handoff, Producer, SendError, TryRecvError,
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -599,9 +600,19 @@ impl<C: Channel, T: Send + 'static> Consumer<T> for ChannelConsumer<C, T> {
 // disruptor 4.x (event poller)
 // ---------------------------------------------------------------------------------------
 
-/// One ring slot of the disruptor peer. The crate hands its consumer `&E`, but the contract
-/// moves messages out, so the slot holds an `Option<T>` behind an `UnsafeCell`.
-struct Slot<T>(UnsafeCell<Option<T>>);
+/// One ring slot of the disruptor peer: the message itself, as in the crate's own loop
+/// (an `Option<T>` would add a tag, 8 bytes a slot for the lab's 40-byte message, and a
+/// fifth more bytes through the caches for every message; measured in
+/// docs/design-figures.md).
+///
+/// Invariant: a slot holds an initialised message exactly from the moment a producer
+/// writes it, before publishing its sequence, until the consumer moves it out, before the
+/// guard covering that sequence releases it. The crate hands a sequence to a producer only
+/// once the consumer has released it, so a producer always writes into a slot that holds
+/// nothing (never written, or moved out), and [`MaybeUninit::write`] overwrites nothing
+/// that needs dropping. What is published and never taken is dropped by [`RsShared`]'s
+/// drop, once no handle is left.
+struct Slot<T>(UnsafeCell<MaybeUninit<T>>);
 
 // SAFETY: a slot is touched by one thread at a time, handed over by the crate's sequence
 // barriers: a producer writes it only between claiming its sequence and publishing it
@@ -612,30 +623,27 @@ struct Slot<T>(UnsafeCell<Option<T>>);
 unsafe impl<T: Send> Sync for Slot<T> {}
 
 impl<T> Slot<T> {
+    /// An empty slot (the ring's event factory).
+    fn empty() -> Self {
+        Slot(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+
     /// Moves the message out of a slot that this consumer's guard covers.
-    ///
-    /// A message without drop glue is copied out and its bits stay in the slot: writing
-    /// `None` back would be a second store to a line the producer is about to write, on
-    /// every message, for nothing (dropping the stale copy does nothing). A message with
-    /// drop glue is taken, so that it is dropped exactly once.
     ///
     /// # Safety
     /// The caller holds the crate's `EventGuard` covering this slot's sequence, is the only
-    /// consumer of the ring (no other thread accesses the slot meanwhile), and reads each
-    /// published sequence once: the stale copy left behind is never read again, only
-    /// overwritten by the producer that publishes the slot's next sequence.
+    /// consumer of the ring (no other thread accesses the slot meanwhile), and takes each
+    /// published sequence once: by the invariant the slot then holds a message, and after
+    /// this call it holds none.
     #[inline]
-    unsafe fn take(&self) -> Option<T> {
-        if std::mem::needs_drop::<T>() {
-            // SAFETY: exclusive access for the guard's lifetime, per the caller's contract.
-            unsafe { (*self.0.get()).take() }
-        } else {
-            // SAFETY: exclusive access for the guard's lifetime, per the caller's contract;
-            // the value is valid (a producer wrote it before publishing). `T` has no drop
-            // glue, so the copy left in the slot owns nothing: overwriting it later drops
-            // nothing, and the caller never reads it again.
-            unsafe { std::ptr::read(self.0.get()) }
-        }
+    unsafe fn take(&self) -> T {
+        // SAFETY: the guard gives this consumer exclusive access to the slot for its
+        // lifetime (the caller's contract), so no other reference to the cell's contents
+        // exists while this one lives.
+        let slot = unsafe { &*self.0.get() };
+        // SAFETY: the slot holds a message (the invariant: its sequence is published and
+        // not taken, per the caller's contract); the slot counts as empty from here on.
+        unsafe { slot.assume_init_read() }
     }
 }
 
@@ -690,19 +698,66 @@ impl DisruptorRsHandoff {
     }
 }
 
+/// One poll of the crate's event poller: `Some(n)` events handed to `f`, `None` at
+/// shutdown. A macro because the crate's barrier trait is not public, so a function cannot
+/// be generic over the poller's two types.
+macro_rules! poll_into {
+    ($poller:expr, $max:expr, $f:expr) => {
+        match $poller.take($max as u64) {
+            Ok(mut guard) => {
+                let mut n = 0usize;
+                for slot in &mut guard {
+                    // SAFETY: `guard` covers this slot, this adapter is the ring's only
+                    // consumer (one poller, made in `open`, later orphaned to the shared
+                    // state), and the guard hands out each published sequence once.
+                    ($f)(unsafe { slot.take() });
+                    n += 1;
+                }
+                Some(n)
+            }
+            Err(disruptor::Polling::NoEvents) => Some(0),
+            Err(disruptor::Polling::Shutdown) => None,
+        }
+    };
+}
+
 /// State of the disruptor peer shared by all handles.
-#[derive(Debug)]
-struct RsShared {
+struct RsShared<T: Send + 'static> {
     closed: CachePadded<AtomicBool>,
     size: usize,
     /// Spins before each yield in a wait ([`spins_for`] the channel's threads).
     spins: u32,
+    /// The consumer's poller once the consumer is gone, kept (only for messages that need
+    /// dropping) so that the last handle's drop can drop what was published and never
+    /// taken. Touched only by the consumer's drop and this struct's.
+    orphan: std::sync::Mutex<Option<DisruptorRx<T>>>,
 }
 
-impl RsShared {
+impl<T: Send + 'static> RsShared<T> {
     #[inline]
     fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+}
+
+impl<T: Send + 'static> Drop for RsShared<T> {
+    /// The last handle is gone: every publish has finished (the handles' `Arc` drops order
+    /// them before this), and whatever the consumer did not take is in the ring still,
+    /// initialised. Takes it through the orphaned poller and drops it, once each.
+    fn drop(&mut self) {
+        let orphan = self.orphan.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut rx) = orphan {
+            let drop_it = &mut |m: T| drop(m);
+            loop {
+                let got = match &mut rx {
+                    DisruptorRx::Single(p) => poll_into!(p, usize::MAX, drop_it),
+                    DisruptorRx::Multi(p) => poll_into!(p, usize::MAX, drop_it),
+                };
+                if got.unwrap_or(0) == 0 {
+                    break;
+                }
+            }
+        }
     }
 }
 
@@ -714,7 +769,7 @@ impl RsShared {
 /// a time.
 pub struct DisruptorRsProducer<T: Send + 'static> {
     tx: UnsafeCell<DisruptorTx<T>>,
-    shared: Arc<RsShared>,
+    shared: Arc<RsShared<T>>,
     index: usize,
 }
 
@@ -728,8 +783,9 @@ impl<T: Send + 'static> std::fmt::Debug for DisruptorRsProducer<T> {
 /// same reason as the producer's: `depth(&self)` looks at what is published without
 /// taking it.
 pub struct DisruptorRsConsumer<T: Send + 'static> {
-    rx: UnsafeCell<DisruptorRx<T>>,
-    shared: Arc<RsShared>,
+    /// Dropped, or handed to [`RsShared`], by this handle's drop.
+    rx: ManuallyDrop<UnsafeCell<DisruptorRx<T>>>,
+    shared: Arc<RsShared<T>>,
     ended: bool,
 }
 
@@ -743,6 +799,12 @@ impl<T: Send + 'static> Drop for DisruptorRsConsumer<T> {
     fn drop(&mut self) {
         // A gone consumer refuses sends as a close does: producers then load one flag.
         self.shared.closed.store(true, Ordering::Release);
+        // SAFETY: `rx` is taken once, here, and the handle is not used after its drop.
+        let rx = unsafe { ManuallyDrop::take(&mut self.rx) }.into_inner();
+        if std::mem::needs_drop::<T>() {
+            // Producers may still publish: the last handle drops what is left.
+            *self.shared.orphan.lock().unwrap_or_else(|e| e.into_inner()) = Some(rx);
+        }
     }
 }
 
@@ -780,8 +842,9 @@ impl Handoff for DisruptorRsHandoff {
             closed: CachePadded::new(AtomicBool::new(false)),
             size: self.size,
             spins: spins_for(producers + 1),
+            orphan: std::sync::Mutex::new(None),
         });
-        let factory = || Slot(UnsafeCell::new(None));
+        let factory = Slot::empty;
         // The poller does its own waiting; the wait strategy only serves managed threads.
         let wait = disruptor::BusySpinWithSpinLoopHint;
         let (txs, rx) = if producers == 1 {
@@ -806,7 +869,14 @@ impl Handoff for DisruptorRsHandoff {
                 index,
             })
             .collect();
-        Ok((producers, DisruptorRsConsumer { rx: UnsafeCell::new(rx), shared, ended: false }))
+        Ok((
+            producers,
+            DisruptorRsConsumer {
+                rx: ManuallyDrop::new(UnsafeCell::new(rx)),
+                shared,
+                ended: false,
+            },
+        ))
     }
 }
 
@@ -872,7 +942,12 @@ impl<T: Send + 'static> DisruptorRsProducer<T> {
     #[inline]
     fn try_publish(&mut self, msg: &mut Option<T>) -> bool {
         use disruptor::Producer as _;
-        let write = |slot: &mut Slot<T>| *slot.0.get_mut() = msg.take();
+        // The closure runs only once the crate granted the sequence, and `send` passes
+        // `Some`: the slot is written before its sequence is published, as the invariant
+        // of `Slot` needs.
+        let write = |slot: &mut Slot<T>| {
+            slot.0.get_mut().write(msg.take().expect("a message to publish"));
+        };
         match self.tx.get_mut() {
             DisruptorTx::Single(p) => p.try_publish(write).is_ok(),
             DisruptorTx::Multi(p) => p.try_publish(write).is_ok(),
@@ -943,31 +1018,6 @@ impl<T: Send + 'static> Producer<T> for DisruptorRsProducer<T> {
         };
         size.saturating_sub(free)
     }
-}
-
-/// One poll of the crate's event poller: `Some(n)` events handed to `f`, `None` at
-/// shutdown. A macro because the crate's barrier trait is not public, so a function cannot
-/// be generic over the poller's two types.
-macro_rules! poll_into {
-    ($poller:expr, $max:expr, $f:expr) => {
-        match $poller.take($max as u64) {
-            Ok(mut guard) => {
-                let mut n = 0usize;
-                for slot in &mut guard {
-                    // SAFETY: `guard` covers this slot, this adapter is the ring's only
-                    // consumer (one poller, made in `open`), and the guard hands out each
-                    // published sequence once.
-                    if let Some(m) = unsafe { slot.take() } {
-                        ($f)(m);
-                    }
-                    n += 1;
-                }
-                Some(n)
-            }
-            Err(disruptor::Polling::NoEvents) => Some(0),
-            Err(disruptor::Polling::Shutdown) => None,
-        }
-    };
 }
 
 /// Events published and not yet taken by the poller `$poller`, without taking them: the
