@@ -1043,30 +1043,24 @@ impl<T: Send + 'static> DisruptorRsConsumer<T> {
         if self.ended {
             return None;
         }
-        let got = match self.rx.get_mut() {
-            DisruptorRx::Single(p) => poll_into!(p, max, f),
-            DisruptorRx::Multi(p) => poll_into!(p, max, f),
-        };
-        match got {
-            Some(0) if self.shared.is_closed() => {
-                // Closed: everything published before `close` is visible now; one more poll
-                // picks up the rest, then the channel has ended.
-                let again = match self.rx.get_mut() {
-                    DisruptorRx::Single(p) => poll_into!(p, max, f),
-                    DisruptorRx::Multi(p) => poll_into!(p, max, f),
-                };
-                match again {
-                    Some(n) if n > 0 => Some(n),
-                    _ => {
-                        self.ended = true;
-                        None
-                    }
+        // One poll site per poller type (two call sites of `f` in all), so that the
+        // compiler can inline the caller's per-message work into the loop over the guard,
+        // as it did not with the close path's second poll written out beside the first.
+        let mut after_close = false;
+        loop {
+            let got = match self.rx.get_mut() {
+                DisruptorRx::Single(p) => poll_into!(p, max, f),
+                DisruptorRx::Multi(p) => poll_into!(p, max, f),
+            };
+            match got {
+                // Closed: everything published before `close` is visible now; one more
+                // poll picks up the rest, then the channel has ended.
+                Some(0) if !after_close && self.shared.is_closed() => after_close = true,
+                Some(n) if n > 0 || !after_close => return Some(n),
+                _ => {
+                    self.ended = true;
+                    return None;
                 }
-            }
-            Some(n) => Some(n),
-            None => {
-                self.ended = true;
-                None
             }
         }
     }
