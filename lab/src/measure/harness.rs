@@ -445,19 +445,6 @@ fn spawn_producer<const N: usize, const TRACE: bool, P: Producer<Message<N>> + '
         .map_err(|e| format!("spawning producer-{i}: {e}"))
 }
 
-/// A sampled message's latency, and in a traced run its consume span: one message in
-/// `sample_every`, kept out of the consumer's per-message code.
-#[cold]
-#[inline(never)]
-fn record_sample<const N: usize, const TRACE: bool>(hist: &mut Histogram<u64>, m: &Message<N>) {
-    let lat = handoff::now_ns().saturating_sub(m.sent_ns).max(1);
-    let _ = hist.record(lat);
-    if TRACE {
-        let flow = handoff::trace::flow_id(m.producer, m.seq);
-        let _s = tracing::trace_span!("consume", flow).entered();
-    }
-}
-
 /// Starts the consumer, which takes messages until every producer has closed, checking
 /// each and recording the sampled ones' latency (the timed section starts at `barrier`).
 fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + 'static>(
@@ -479,12 +466,15 @@ fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + '
             barrier.wait();
             counters.enable();
             let start = Instant::now();
-            // The per-message work is the check; a sampled message's recording is out of
-            // line.
             let mut observe = |m: Message<N>| {
                 checker.observe(&m);
                 if m.sampled != 0 {
-                    record_sample::<N, TRACE>(&mut hist, &m);
+                    let lat = handoff::now_ns().saturating_sub(m.sent_ns).max(1);
+                    let _ = hist.record(lat);
+                    if TRACE {
+                        let flow = handoff::trace::flow_id(m.producer, m.seq);
+                        let _s = tracing::trace_span!("consume", flow).entered();
+                    }
                 }
             };
             // One loop shape for traced and untraced runs, so that both compile to the
