@@ -43,7 +43,7 @@ final class Plain {
             proto.done("{\"plain\":true,\"impl\":" + Protocol.str(c.impl) + ",\"producers\":"
                 + c.producers + ",\"messages\":" + c.messages + ",\"message\":"
                 + Protocol.str(c.message) + ",\"wait\":" + Protocol.str(c.wait)
-                + ",\"runs\":[" + String.join(",", runs) + "]}");
+                + ",\"sample_every\":" + c.sampleEvery + ",\"runs\":[" + String.join(",", runs) + "]}");
             System.exit(0);
         } catch (Throwable t) {
             System.err.println("Bus --plain: failed: " + t);

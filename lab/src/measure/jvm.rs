@@ -549,7 +549,7 @@ pub fn run_plain(cell: &CellSpec, ctx: &mut Ctx) -> Result<Vec<PlainRun>, String
         .args(["--runs", &cell.runs.to_string(), "--ring-size", &cell.ring_size.to_string()])
         .args(["--wait", &j.wait, "--producer-type", producer_type])
         .args(["--payload", &cell.payload.to_string(), "--jit-warmup", &j.jit_warmup.to_string()])
-        .args(["--message", &j.message]);
+        .args(["--message", &j.message, "--sample-every", &cell.sample_every.to_string()]);
     if let (Some(c), "lbq") = (cell.capacity, imp) {
         cmd.args(["--capacity", &c.to_string()]);
     }
@@ -558,6 +558,13 @@ pub fn run_plain(cell: &CellSpec, ctx: &mut Ctx) -> Result<Vec<PlainRun>, String
         cmd.args(["--pin", &list.join(",")]);
     }
     let outcome = converse(&mut cmd, ctx, "the JVM's plain loop", |_| {})?;
+    // The plain loop stamps as Bus does, or its calibration would be cheaper than the row.
+    if outcome["sample_every"].as_u64() != Some(cell.sample_every) {
+        return Err(format!(
+            "the JVM's plain loop stamped every {} messages where the cell stamps every {}",
+            outcome["sample_every"], cell.sample_every
+        ));
+    }
     serde_json::from_value(outcome["runs"].clone())
         .map_err(|e| format!("unreadable plain-loop outcome: {e}"))
 }

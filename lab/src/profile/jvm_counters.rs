@@ -8,9 +8,17 @@
 //!   [`perf_counters::Counters`] (no `inherit`) on each new thread, enabled at once. A
 //!   thread's counters stay readable after it exits (its final counts), so threads that
 //!   came and went between two readings still count. A thread that lived less than one
-//!   poll interval is never seen: the note says so.
-//! * Each thread's name is its `comm` (the Java name cut to 15 bytes), re-read while it
-//!   lives: a Java thread names itself shortly after it starts.
+//!   poll interval is never seen: the note says so. Each run mark's reading also lists
+//!   the threads first, so a run's threads (Bus starts new ones per run) are counted
+//!   from its start mark whatever the poller's phase.
+//! * The poller shares the machine with the JVM it measures, so it does the least it can:
+//!   it lists the task directory and reads the name of a new thread only. Reading every
+//!   live thread's name each millisecond (as it once did) took a measurable share of a
+//!   core on a 2-core machine and slowed the JVM rows against their own loops (the dated
+//!   figures are in docs/design-figures.md).
+//! * Each thread's name is its `comm` (the Java name cut to 15 bytes), read when the
+//!   thread is first seen and again at every reading: a Java thread names itself shortly
+//!   after it starts.
 //! * The whole process is the sum over every thread seen (an `inherit` counter on the
 //!   process would add a live thread's counts to its parent only when it exits, so it
 //!   could not be read per run while the JVM's threads live on).
@@ -35,7 +43,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// How often the poller looks for new threads.
-pub const POLL: Duration = Duration::from_millis(1);
+pub const POLL: Duration = Duration::from_millis(20);
 
 /// The counters of one thread of the JVM.
 #[derive(Debug)]
@@ -99,15 +107,16 @@ fn comm(pid: u32, tid: u32) -> Option<String> {
         .map(|s| s.trim_end().to_string())
 }
 
-/// Opens counters on the threads of `pid` not yet tracked; refreshes live threads' names.
-fn scan(pid: u32, builder: &CountersBuilder, shared: &Mutex<Shared>) {
+/// Opens counters on the threads of `pid` not yet tracked; with `rename`, re-reads the
+/// names of the live threads already tracked (a reading does; the poller reads only the
+/// task list and a new thread's name, so that it costs little CPU while the JVM runs).
+fn scan(pid: u32, builder: &CountersBuilder, shared: &Mutex<Shared>, rename: bool) {
     let Ok(tids) = perf_counters::threads_of(pid) else { return };
     let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
     for tid in tids {
-        let name = comm(pid, tid);
         match s.threads.get_mut(&tid) {
             Some(t) => {
-                if let Some(n) = name {
+                if let Some(n) = rename.then(|| comm(pid, tid)).flatten() {
                     t.name = n;
                 }
             }
@@ -115,7 +124,7 @@ fn scan(pid: u32, builder: &CountersBuilder, shared: &Mutex<Shared>) {
                 let counters = builder.thread(tid);
                 // A failed enable leaves zeros; the note of the open says why.
                 let _ = counters.enable();
-                let name = name.unwrap_or_else(|| format!("tid {tid}"));
+                let name = comm(pid, tid).unwrap_or_else(|| format!("tid {tid}"));
                 s.threads.insert(tid, Tracked { name, counters });
             }
         }
@@ -131,14 +140,14 @@ impl JvmCounters {
         }
         let shared = Arc::new(Mutex::new(Shared::default()));
         let stop = Arc::new(AtomicBool::new(false));
-        scan(pid, &builder, &shared);
+        scan(pid, &builder, &shared, true);
         let poller = {
             let (builder, shared, stop) = (builder.clone(), shared.clone(), stop.clone());
             std::thread::Builder::new()
                 .name("jvm-counters".into())
                 .spawn(move || {
                     while !stop.load(Ordering::Relaxed) {
-                        scan(pid, &builder, &shared);
+                        scan(pid, &builder, &shared, false);
                         std::thread::sleep(POLL);
                     }
                 })
@@ -156,7 +165,7 @@ impl JvmCounters {
     }
 
     fn read(&self) -> Reading {
-        scan(self.pid, &self.builder, &self.shared);
+        scan(self.pid, &self.builder, &self.shared, true);
         let s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         s.threads.iter().map(|(tid, t)| (*tid, (t.name.clone(), t.counters.read()))).collect()
     }
