@@ -20,7 +20,7 @@
 //! its node and `jvm-disruptor` none; `byte-array` keeps a `byte[]` per message.
 //! The collector is a dimension ([`GCS`], `--jvm-gc`), each with its own flags.
 
-use crate::measure::harness::{CellOutput, CellSpec, JvmReport, RunResult};
+use crate::measure::harness::{CellOutput, CellSpec, JvmReport, JvmSettings, RunResult};
 use crate::profile::usage::ThreadUsage;
 use crate::protocol::{Ctx, Message};
 use crate::stats::percentiles::Percentiles;
@@ -412,20 +412,27 @@ fn run_result(r: &BusRun, messages: u64) -> RunResult {
     }
 }
 
-/// Runs a `jvm-*` cell: Bus with the cell's settings, heartbeats relayed.
-pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
-    let j = cell.jvm.as_ref().ok_or("a jvm cell without its JVM settings")?;
-    let imp =
-        bus_impl(&cell.variant).ok_or_else(|| format!("not a JVM variant: {}", cell.variant))?;
+/// The `java … Bus` command a cell's two JVM programs share (Bus, and `Bus --plain`, its
+/// calibration): the cell's flags, then `java_flags`, Bus's class, `mode` (`--plain` or
+/// nothing), and every setting the two must agree on, so that the calibration runs what
+/// the row runs; `(messages, warmup, runs)` are the pass's sizes. Also returns the CPUs the
+/// threads are pinned to (none: the kernel places them).
+fn bus_command(
+    cell: &CellSpec,
+    j: &JvmSettings,
+    imp: &str,
+    java_flags: &[String],
+    mode: &[&str],
+    (messages, warmup, runs): (u64, usize, usize),
+) -> Result<(Command, Option<Vec<usize>>), String> {
     let producer_type = if cell.producers == 1 { "single" } else { "multi" };
-    let mut probes = super::jvm_probes::Probes::prepare(&ctx.pass)?;
-    let (messages, warmup, runs) = super::jvm_probes::bus_runs(cell, &ctx.pass);
     let mut cmd = Command::new("java");
     cmd.args(j.flags.split_whitespace())
-        .args(probes.java_flags())
+        .args(java_flags)
         .arg("-cp")
         .arg(&j.classes)
         .arg("Bus")
+        .args(mode)
         .args(["--impl", imp, "--producers", &cell.producers.to_string()])
         .args(["--messages", &messages.to_string(), "--warmup", &warmup.to_string()])
         .args(["--runs", &runs.to_string(), "--ring-size", &cell.ring_size.to_string()])
@@ -435,13 +442,25 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     if let (Some(c), "lbq") = (cell.capacity, imp) {
         cmd.args(["--capacity", &c.to_string()]);
     }
-    if j.drop_one {
-        cmd.args(["--fault", "drop-one"]);
-    }
     let pinned = crate::machine::placement::plan(cell.placement, cell.producers + 1)?;
     if let Some(cpus) = &pinned {
         let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
         cmd.args(["--pin", &list.join(",")]);
+    }
+    Ok((cmd, pinned))
+}
+
+/// Runs a `jvm-*` cell: Bus with the cell's settings, heartbeats relayed.
+pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
+    let j = cell.jvm.as_ref().ok_or("a jvm cell without its JVM settings")?;
+    let imp =
+        bus_impl(&cell.variant).ok_or_else(|| format!("not a JVM variant: {}", cell.variant))?;
+    let mut probes = super::jvm_probes::Probes::prepare(&ctx.pass)?;
+    let (messages, warmup, runs) = super::jvm_probes::bus_runs(cell, &ctx.pass);
+    let (mut cmd, pinned) =
+        bus_command(cell, j, imp, &probes.java_flags(), &[], (messages, warmup, runs))?;
+    if j.drop_one {
+        cmd.args(["--fault", "drop-one"]);
     }
     probes.launching();
     let mut pid = 0;
@@ -539,24 +558,8 @@ pub fn run_plain(cell: &CellSpec, ctx: &mut Ctx) -> Result<Vec<PlainRun>, String
     let imp = imp.ok_or_else(|| {
         format!("no plain loop for {}; valid: jvm-lbq, jvm-disruptor, jvm-jctools", cell.variant)
     })?;
-    let producer_type = if cell.producers == 1 { "single" } else { "multi" };
-    let mut cmd = Command::new("java");
-    cmd.args(j.flags.split_whitespace())
-        .arg("-cp")
-        .arg(&j.classes)
-        .args(["Bus", "--plain", "--impl", imp, "--producers", &cell.producers.to_string()])
-        .args(["--messages", &cell.messages.to_string(), "--warmup", &cell.warmup.to_string()])
-        .args(["--runs", &cell.runs.to_string(), "--ring-size", &cell.ring_size.to_string()])
-        .args(["--wait", &j.wait, "--producer-type", producer_type])
-        .args(["--payload", &cell.payload.to_string(), "--jit-warmup", &j.jit_warmup.to_string()])
-        .args(["--message", &j.message, "--sample-every", &cell.sample_every.to_string()]);
-    if let (Some(c), "lbq") = (cell.capacity, imp) {
-        cmd.args(["--capacity", &c.to_string()]);
-    }
-    if let Some(cpus) = crate::machine::placement::plan(cell.placement, cell.producers + 1)? {
-        let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
-        cmd.args(["--pin", &list.join(",")]);
-    }
+    let sizes = (cell.messages, cell.warmup, cell.runs);
+    let (mut cmd, _) = bus_command(cell, j, imp, &[], &["--plain"], sizes)?;
     let outcome = converse(&mut cmd, ctx, "the JVM's plain loop", |_| {})?;
     // The plain loop stamps as Bus does, or its calibration would be cheaper than the row.
     if outcome["sample_every"].as_u64() != Some(cell.sample_every) {
@@ -572,7 +575,6 @@ pub fn run_plain(cell: &CellSpec, ctx: &mut Ctx) -> Result<Vec<PlainRun>, String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::harness::JvmSettings;
 
     fn cell(variant: &str, producers: usize, messages: u64) -> CellSpec {
         if let Some(why) = unavailable() {
