@@ -33,16 +33,17 @@ fn helpers_return_checked_values() {
                 assert_eq!(lat.len() as u64, m, "{what}");
                 // from_iter never travels: every element crosses to the worker. A range
                 // emits its first prefetch on this thread (more if the worker's request
-                // beats its hand-over), then travels to the worker. With bulk demand the
+                // beats its hand-over), then travels to the worker. Whether it travels at
+                // all depends on timing, with bulk demand and one by one alike: the
                 // worker's replenish requests can keep reaching the range while it is still
-                // emitting here (seen on parallel(2) on the 2-core VM): then it never
-                // travels. One by one, it runs dry here first.
+                // emitting here (seen on parallel(2) on the 2-core VM, one by one under CI's
+                // load). The travel itself is checked in publish_on.rs
+                // (`range_travels_to_the_worker_with_its_demand`).
                 match source {
                     LatencySource::Iter => assert_eq!(r.crossed, m, "{what}"),
                     LatencySource::Range => {
                         let c = r.crossed;
                         assert!(c >= prefetch as u64 && c <= m, "{what}: {c}");
-                        assert!(!one_by_one || c < m, "{what}: never travelled");
                     }
                 }
                 lat.sort_unstable();
