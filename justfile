@@ -12,6 +12,11 @@ lab *ARGS:
     cargo build --quiet --release -p lab --bins
     cargo run --quiet --release -p lab --bin lab -- {{ARGS}}
 
+# Build the JVM side (tools/jvm, a Maven project: fetches its pinned libraries from Maven
+# Central on first use) into target/jvm, as the lab does on first use.
+jvm:
+    mvn -B -q -f tools/jvm/pom.xml -Dlab.jvm.out="$PWD/target/jvm" process-classes
+
 # Install what the tests need (ab, valgrind's dh_view, chromium, Perfetto's trace processor and UI, jsdom, puppeteer-core); idempotent.
 setup:
     bash scripts/setup-test-deps.sh

@@ -721,7 +721,7 @@ fn the_jvm_originals_run_as_forks_check_themselves_and_a_planted_loss_is_invalid
         .env("LAB_FAULTS", "1")
         .args(common::tiny_no_passes("disruptor-vs-lbq", "1", &["--messages", "20000"]))
         .args(["--producers", "1,2", "--jit-warmup", "1"])
-        .args(["--variants", "locked,ring,jvm-lbq,jvm-disruptor,fault-jvm-lbq"])
+        .args(["--variants", "locked,ring,jvm-lbq,jvm-disruptor,jvm-disruptor-3.4,fault-jvm-lbq"])
         .arg("--out")
         .arg(&out)
         .output()
@@ -729,7 +729,7 @@ fn the_jvm_originals_run_as_forks_check_themselves_and_a_planted_loss_is_invalid
     let (stdout, stderr) = text(&o);
     assert!(
         !stderr.contains("cannot run here"),
-        "the JVM rows need a JDK and the Disruptor jar (bash scripts/setup-test-deps.sh): {stderr}"
+        "the JVM rows need a JDK and Maven (bash scripts/setup-test-deps.sh): {stderr}"
     );
     assert_eq!(o.status.code(), Some(1), "the planted loss fails the run: {stdout} {stderr}");
     let r = read_json(&out.join("results.json"));
@@ -746,6 +746,13 @@ fn the_jvm_originals_run_as_forks_check_themselves_and_a_planted_loss_is_invalid
                 let want = if p == 1 { "single" } else { "multi" };
                 assert_eq!(j["producer_type"], want, "P={p}: like for like with the Rust ring");
             }
+        }
+    }
+    // The current Disruptor by default, seed 001's line beside it, each naming its version.
+    for (v, version) in [("jvm-disruptor", "4.0.0"), ("jvm-disruptor-3.4", "3.4.4")] {
+        for row in rows.iter().filter(|x| x["variant"] == v) {
+            assert_eq!(row["status"], "OK", "{v}: {row}");
+            assert_eq!(row["jvm"]["disruptor_version"], version, "{v}: {row}");
         }
     }
     let d = rows.iter().find(|x| x["variant"] == "jvm-disruptor").unwrap();
@@ -772,6 +779,7 @@ fn the_jvm_originals_run_as_forks_check_themselves_and_a_planted_loss_is_invalid
         .collect();
     assert!(pairs.contains(&("locked".into(), "jvm-lbq".into())), "{pairs:?}");
     assert!(pairs.contains(&("ring".into(), "jvm-disruptor".into())), "{pairs:?}");
+    assert!(pairs.contains(&("ring".into(), "jvm-disruptor-3.4".into())), "{pairs:?}");
     assert!(stdout.contains("JVM rows: bytes allocated per message"), "{stdout}");
     let _ = std::fs::remove_dir_all(&out);
 }

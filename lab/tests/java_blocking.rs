@@ -76,7 +76,7 @@ fn jvm_disruptor_under_java_blocking_runs_blocking_wait_strategy() {
     let all = common::text(&o);
     assert!(
         !all.contains("cannot run here"),
-        "jvm-disruptor needs a JDK and the Disruptor jar (bash scripts/setup-test-deps.sh): {all}"
+        "jvm-disruptor needs a JDK and Maven (bash scripts/setup-test-deps.sh): {all}"
     );
     assert_eq!(o.status.code(), Some(0), "{all}");
     let r = results(&out);

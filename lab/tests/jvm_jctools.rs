@@ -47,8 +47,7 @@ fn jvm_jctools_is_valid_beside_its_own_loop_and_a_planted_loss_is_invalid() {
     let all = text(&o);
     assert!(
         !all.contains("cannot run here"),
-        "jvm-jctools needs a JDK, libdisruptor-java and libjctools-java \
-         (bash scripts/setup-test-deps.sh): {all}"
+        "jvm-jctools needs a JDK and Maven (bash scripts/setup-test-deps.sh): {all}"
     );
     assert_eq!(o.status.code(), Some(1), "the planted loss fails the run: {all}");
     let s = std::fs::read_to_string(dir.join("results.json")).expect("results.json written");

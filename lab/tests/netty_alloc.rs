@@ -1,11 +1,11 @@
-//! `alloc-pooled-vs-unpooled`'s Netty rows end to end, at tiny scale: Netty 4.1's pooled
+//! `alloc-pooled-vs-unpooled`'s Netty rows end to end, at tiny scale: Netty 4.2's pooled
 //! and unpooled allocators, heap and direct, run by tools/jvm/netty/NettyAlloc.java beside
 //! the Rust pool and the global allocator, in the same rounds, with the Rust rows' ratios
 //! to Netty's heap rows; and a planted leak (`fault-netty-pooled-heap`, `LAB_FAULTS=1`)
-//! that must come out INVALID. (A Netty row named without the jars is bad input naming
-//! `apt-get install libnetty-java`: the unit test of `alloc::netty::chosen_modes`.)
+//! that must come out INVALID. (A Netty row named without a JDK or Maven is bad input naming
+//! the install command: the unit test of `alloc::netty::chosen_modes`.)
 //!
-//! Without a JDK or Netty's jars these tests FAIL, naming the install command.
+//! Without a JDK or Maven (or Netty's jars from Maven Central) these tests FAIL, naming the install command.
 
 mod common;
 
@@ -15,15 +15,13 @@ use std::path::Path;
 use std::process::Command;
 
 const SUITE: &str = "netty-alloc";
-const INSTALL: &str = "apt-get install openjdk-17-jdk-headless libdisruptor-java libnetty-java";
+const INSTALL: &str = "apt-get install openjdk-17-jdk-headless maven";
 
 fn require_netty() {
     let ok = Command::new("java").arg("-version").output().is_ok_and(|o| o.status.success());
     assert!(ok, "`java` is not runnable: {INSTALL}");
-    for jar in ["netty-buffer", "netty-common"] {
-        let p = format!("/usr/share/java/{jar}.jar");
-        assert!(Path::new(&p).is_file(), "no {p}: {INSTALL}");
-    }
+    let ok = Command::new("mvn").arg("-v").output().is_ok_and(|o| o.status.success());
+    assert!(ok, "`mvn` is not runnable: {INSTALL}");
 }
 
 /// `lab alloc-pooled-vs-unpooled` at tiny scale with `extra`; (output, results.json).

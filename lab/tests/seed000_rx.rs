@@ -1,11 +1,11 @@
-//! Seed 000's RxJava rows (`rx-…`, tools/jvm/rx/RxBench.java) in subscribe-overhead,
+//! Seed 000's RxJava rows (`rx-…`, tools/jvm/rx: RxBench.java) in subscribe-overhead,
 //! publish-on-latency, backpressure-buffer and heap-growth at tiny scale, through the
 //! built `lab` binary: every rx row runs valid beside nothing else, and the planted fault
 //! (`--impl fault-rx` with `LAB_FAULTS=1`: every run one op short; in backpressure-buffer and
 //! heap-growth the source never emits element 1) turns every one of them
-//! INVALID. Needs a JDK and RxJava (`apt-get install librx-java libreactive-streams-java`);
+//! INVALID. Needs a JDK and Maven (`apt-get install openjdk-17-jdk-headless maven`);
 //! without them the tests fail saying so. An unknown `--impl` is one line and exit 2 (the
-//! missing-jar refusal is unit-tested in `experiments::rx_rows`).
+//! missing-JDK refusal is unit-tested in `experiments::rx_rows`).
 
 mod common;
 

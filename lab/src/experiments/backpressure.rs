@@ -1033,8 +1033,8 @@ fn method_lines() -> Vec<String> {
         "Traces: overflow instants come from the reactive crate's buffer \
          (instant!(\"overflow\")); buffer_depth is sampled by the harness's map()."
             .into(),
-        "rx rows: RxJava 3 (Debian's librx-java) in a JVM per fork (--jvm-gc's collector, a \
-         256 MiB heap), tools/jvm/rx/RxBackpressure.java: the same cases with \
+        "rx rows: RxJava 3 (3.1.12, Maven Central) in a JVM per fork (--jvm-gc's collector, \
+         a 256 MiB heap), tools/jvm/rx (RxBackpressure.java): the same cases with \
          Flowable.range(0, N).map(pace).onBackpressureBuffer(capacity, onOverflow, strategy) \
          (RxJava's form with an exact capacity), observeOn(Schedulers.single(), false, 1) as \
          the boundary, the same pacing (spinning to i × period from the first element) and \

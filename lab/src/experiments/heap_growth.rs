@@ -789,8 +789,8 @@ fn method_lines(a: &HeapGrowthArgs) -> Vec<String> {
             .into(),
         format!("Verdict: grows when peak live bytes at 2N ≥ {GROWS_AT} × at N; flat otherwise."),
         format!(
-            "rx rows: RxJava 3 (Debian's librx-java) in a JVM per fork (--jvm-gc's \
-             collector, a heap of {} MiB: room for 2N messages), tools/jvm/rx/RxHeapGrowth.java: range(0, N).map(i -> a 40-byte message) through \
+            "rx rows: RxJava 3 (3.1.12, Maven Central) in a JVM per fork (--jvm-gc's \
+             collector, a heap of {} MiB: room for 2N messages), tools/jvm/rx (RxHeapGrowth.java): range(0, N).map(i -> a 40-byte message) through \
              Observable.observeOn(Schedulers.single()) (no backpressure, an unbounded queue), \
              Flowable.onBackpressureBuffer() → observeOn(single, false, {BOUND}) (unbounded) or \
              observeOn(single, false, {BOUND}) alone (bounded: the range emits what is \

@@ -21,11 +21,7 @@ const IMPLS: &[(&str, &str)] = &[
          on_backpressure_buffer), and in publish-on-latency and heap-growth the locked queue, \
          the ring and the naive buffer beside it",
     ),
-    (
-        "rx",
-        "RxJava 3 on the JVM, tools/jvm/rx/RxBench.java (needs a JDK, librx-java and \
-         libreactive-streams-java)",
-    ),
+    ("rx", "RxJava 3 on the JVM, tools/jvm/rx (RxBench.java; needs a JDK and Maven)"),
 ];
 
 /// `--impl`'s value: the names given, in order (a type of its own, so clap takes the
@@ -181,20 +177,20 @@ mod tests {
 
     #[test]
     fn rx_asked_for_without_its_jars_is_one_line_with_the_install_command() {
-        let why = Some("RxJava cannot run here: no /usr/share/java/rxjava.jar".to_string());
+        let why = Some("RxJava cannot run here: no Maven".to_string());
         let names = vec!["reactive".to_string(), "rx".to_string()];
         let e = decide(Some(&names), why.clone()).unwrap_err();
-        assert!(e.contains("apt-get install librx-java libreactive-streams-java"), "{e}");
+        assert!(e.contains(rx::INSTALL), "{e}");
         assert!(e.starts_with("--impl rx:") && !e.contains('\n'), "{e}");
         // By default: the reactive rows alone, and a note saying why.
         let (reactive, rx, note) = decide(None, why).unwrap();
         assert!(reactive && rx.is_none());
-        assert!(note.unwrap().contains("apt-get install librx-java"));
+        assert!(note.unwrap().contains(rx::INSTALL));
         assert_eq!(decide(None, None).unwrap(), (true, Some(false), None));
         // `all` is the default set, with or without the jars.
         let all = vec!["all".to_string()];
         assert_eq!(decide(Some(&all), None).unwrap(), (true, Some(false), None));
-        let why = Some("RxJava cannot run here: no /usr/share/java/rxjava.jar".to_string());
+        let why = Some("RxJava cannot run here: no Maven".to_string());
         let (reactive, rx, note) = decide(Some(&all), why).unwrap();
         assert!(reactive && rx.is_none() && note.is_some());
         let faulty = vec!["fault-rx".to_string()];

@@ -778,8 +778,8 @@ fn method_lines(a: &SubscribeArgs) -> Vec<String> {
         "The Flux.range target is checked on the row's ns/element, which is the run time \
          scaled to 1M elements in ms."
             .into(),
-        "rx rows: RxJava 3 (Debian's librx-java; Reactor has no package here) in a JVM per \
-         fork, tools/jvm/rx/RxBench.java: Flowable.range summed into a plain long field, \
+        "rx rows: RxJava 3 (3.1.12, Maven Central) in a JVM per \
+         fork, tools/jvm/rx (RxBench.java): Flowable.range summed into a plain long field, \
          each element made opaque to the JIT as black_box makes it to LLVM (JMH's \
          Blackhole trick: a store behind two volatile loads, no fence), Single.just(1) subscribed N times, the seed's \
          SyncSinglePublisher written against org.reactivestreams (one element once demand \

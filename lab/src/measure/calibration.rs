@@ -59,6 +59,7 @@ fn competitor(variant: &str) -> Option<&'static str> {
         "disruptor-rs" => Some("disruptor-rs"),
         "jvm-lbq" => Some("jvm-lbq"),
         "jvm-disruptor" => Some("jvm-disruptor"),
+        "jvm-disruptor-3.4" => Some("jvm-disruptor-3.4"),
         "jvm-jctools" => Some("jvm-jctools"),
         _ => None,
     }

@@ -21,17 +21,14 @@
 //! The collector is a dimension ([`GCS`], `--jvm-gc`), each with its own flags.
 
 use crate::measure::harness::{CellOutput, CellSpec, JvmReport, JvmSettings, RunResult};
+use crate::measure::jvm_build;
 use crate::profile::usage::ThreadUsage;
 use crate::protocol::{Ctx, Message};
 use crate::stats::percentiles::Percentiles;
 use serde::Deserialize;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-/// Debian's Disruptor 3.4 jar (`apt-get install libdisruptor-java`).
-pub const DISRUPTOR_JAR: &str = "/usr/share/java/disruptor.jar";
 
 /// The collector settings of `--jvm-gc`: name and what it runs. The sized ones fix the heap
 /// (`-Xms` = `-Xmx` = [`heap_bytes`], `-XX:+AlwaysPreTouch`): room for every message of a
@@ -102,106 +99,35 @@ pub fn check_extra_flags(flags: &str) -> Option<String> {
     ))
 }
 
-/// Why the JVM rows cannot run here, with the install command; `None` when they can.
+/// Why the JVM rows cannot run here (no JDK or no Maven to build them), with the install
+/// command; `None` when they can.
 pub fn unavailable() -> Option<String> {
-    let java =
-        Command::new("java").arg("-version").stderr(Stdio::null()).stdout(Stdio::null()).status();
-    if !java.is_ok_and(|s| s.success()) {
-        return Some(
-            "no JDK: `java` is not on PATH (apt-get install openjdk-17-jdk-headless)".into(),
-        );
-    }
-    if !Path::new(DISRUPTOR_JAR).is_file() {
-        return Some(format!(
-            "no Disruptor jar at {DISRUPTOR_JAR} (apt-get install libdisruptor-java)"
-        ));
-    }
-    None
+    jvm_build::unavailable()
 }
 
-/// Compiles Bus.java into `target/jvm` when needed (tools/jvm/build.sh); the class folder.
-pub fn build() -> Result<PathBuf, String> {
-    build_script(&[])
+/// The class path of the shared module (Bus, Plain, the NIO echo server), built first when
+/// needed (tools/jvm, Maven).
+pub fn build() -> Result<String, String> {
+    jvm_build::class_path("bus")
 }
 
-/// The jars a JVM group of tools/jvm needs (`tools/jvm/<group>/jars`: a path and the Debian
-/// package that installs it, a line each).
-pub fn group_jars(group: &str) -> Result<Vec<(String, String)>, String> {
-    group_jars_in(&crate::machine::workspace_root().join("tools/jvm"), group)
-}
-
-/// [`group_jars`] of the groups under `tools` (a folder laid out as tools/jvm).
-fn group_jars_in(tools: &Path, group: &str) -> Result<Vec<(String, String)>, String> {
-    let file = tools.join(group).join("jars");
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| format!("no JVM group '{group}' ({}: {e})", file.display()))?;
-    Ok(text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .filter_map(|l| l.split_once(char::is_whitespace))
-        .map(|(jar, package)| (jar.to_string(), package.trim().to_string()))
-        .collect())
-}
-
-/// Why a JVM group's programs cannot run here, with the install command; `None` when
-/// they can (the JDK, the Disruptor jar the base classes need, and the group's jars).
+/// Why a JVM module's programs cannot run here, with the install command; `None` when they
+/// can. Whether Maven Central serves their libraries shows when they are built.
 pub fn group_unavailable(group: &str) -> Option<String> {
-    if let Some(why) = unavailable() {
-        return Some(why);
+    if !jvm_build::MODULES.contains(&group) {
+        return Some(format!("no JVM module '{group}'; valid: {}", jvm_build::MODULES.join(", ")));
     }
-    group_jars_missing(&crate::machine::workspace_root().join("tools/jvm"), group)
+    unavailable()
 }
 
-/// Which of the jars of `group` under `tools` are missing, with the install command.
-fn group_jars_missing(tools: &Path, group: &str) -> Option<String> {
-    let jars = match group_jars_in(tools, group) {
-        Ok(j) => j,
-        Err(e) => return Some(e),
-    };
-    let missing: Vec<&(String, String)> =
-        jars.iter().filter(|(jar, _)| !Path::new(jar).is_file()).collect();
-    if missing.is_empty() {
-        return None;
-    }
-    let paths: Vec<&str> = missing.iter().map(|m| m.0.as_str()).collect();
-    let mut packages: Vec<&str> = missing.iter().map(|m| m.1.as_str()).collect();
-    packages.dedup();
-    Some(format!("no {} (apt-get install {})", paths.join(", "), packages.join(" ")))
+/// Builds a JVM module of tools/jvm when needed; the class path to run its programs with
+/// (its classes, the shared module's and the pinned jars).
+pub fn build_group(group: &str) -> Result<String, String> {
+    jvm_build::class_path(group)
 }
 
-/// Compiles a JVM group of tools/jvm (its `*.java` against the base classes and its jars)
-/// when needed; its class folder and the class path to run it with (the group's folder,
-/// the base classes, the Disruptor jar and the group's jars).
-pub fn build_group(group: &str) -> Result<(PathBuf, String), String> {
-    let classes = build_script(&[group])?;
-    let base = classes.parent().ok_or("a group's class folder has no parent")?;
-    let mut cp = vec![classes.display().to_string(), base.display().to_string()];
-    cp.push(DISRUPTOR_JAR.to_string());
-    cp.extend(group_jars(group)?.into_iter().map(|(jar, _)| jar));
-    Ok((classes, cp.join(":")))
-}
-
-/// tools/jvm/build.sh into `target/jvm`, with `extra` arguments after the folder; the class
-/// folder it prints, or its last line of error.
-fn build_script(extra: &[&str]) -> Result<PathBuf, String> {
-    let root = crate::machine::workspace_root();
-    let script = root.join("tools/jvm/build.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(root.join("target/jvm"))
-        .args(extra)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(err.lines().last().unwrap_or("tools/jvm/build.sh failed").trim().to_string());
-    }
-    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-}
-
-/// The JVM group (tools/jvm/<group>/) whose classes and jars `variant` needs beside the
-/// base classes, if any.
+/// The JVM module (tools/jvm/<module>/) whose classes and jars `variant` needs, if not the
+/// shared one.
 pub fn group_of(variant: &str) -> Option<&'static str> {
     match variant.trim_start_matches("fault-") {
         "jvm-jctools" => Some("jctools"),
@@ -217,21 +143,29 @@ pub fn variant_unavailable(variant: &str) -> Option<String> {
     }
 }
 
-/// Compiles what `variant` (a `jvm-*` one) runs when needed; the class path to run Bus
-/// with: the base classes and the Disruptor jar, and for a group's variant the group's
-/// classes and jars before them.
+/// Builds what `variant` (a `jvm-*` one) runs when needed; the class path to run Bus
+/// with: its module's classes and jars; for `jvm-disruptor-3.4` seed 001's Disruptor jar in
+/// place of the current one.
 pub fn class_path(variant: &str) -> Result<String, String> {
-    match group_of(variant) {
-        Some(g) => Ok(build_group(g)?.1),
-        None => Ok(format!("{}:{DISRUPTOR_JAR}", build()?.display())),
+    let cp = match group_of(variant) {
+        Some(g) => build_group(g)?,
+        None => build()?,
+    };
+    if variant.trim_start_matches("fault-") == SEED_DISRUPTOR {
+        return jvm_build::with_seed_disruptor(&cp);
     }
+    Ok(cp)
 }
+
+/// The variant that runs seed 001's Disruptor line (3.4) where `jvm-disruptor` runs the
+/// current release.
+pub const SEED_DISRUPTOR: &str = "jvm-disruptor-3.4";
 
 /// Bus's `--impl` for a `jvm-*` variant (planted faults run their variant's).
 fn bus_impl(variant: &str) -> Option<&'static str> {
     match variant.trim_start_matches("fault-") {
         "jvm-lbq" => Some("lbq"),
-        "jvm-disruptor" => Some("disruptor"),
+        "jvm-disruptor" | SEED_DISRUPTOR => Some("disruptor"),
         "jvm-jctools" => Some("jctools"),
         _ => None,
     }
@@ -578,9 +512,9 @@ mod tests {
 
     fn cell(variant: &str, producers: usize, messages: u64) -> CellSpec {
         if let Some(why) = unavailable() {
-            panic!("the JVM tests need a JDK and the Disruptor jar: {why}");
+            panic!("the JVM tests need a JDK and Maven: {why}");
         }
-        let classes = class_path(variant).expect("tools/jvm/build.sh compiles Bus");
+        let classes = class_path(variant).expect("Maven builds tools/jvm");
         CellSpec {
             variant: variant.into(),
             wait: Some("blocking".into()),
@@ -633,34 +567,20 @@ mod tests {
         assert_eq!(matching_wait("blocking"), "blocking", "seed 001's pairing");
     }
 
-    /// A group whose jar is absent names the jar and the package to install; one whose
-    /// jars are all there is available; a group that does not exist says so.
+    /// Each variant runs its module's classes; the seed's Disruptor takes the current one's
+    /// place on the same class path.
     #[test]
-    fn a_missing_group_jar_names_its_install_command() {
-        let tools = std::env::temp_dir().join(format!("lab-jvm-groups-{}", std::process::id()));
-        std::fs::create_dir_all(tools.join("gone")).unwrap();
-        std::fs::create_dir_all(tools.join("here")).unwrap();
-        let jar = tools.join("here.jar");
-        std::fs::write(&jar, b"").unwrap();
-        std::fs::write(
-            tools.join("gone/jars"),
-            "# a comment\n/nonexistent/jctools-core.jar libjctools-java\n",
-        )
-        .unwrap();
-        std::fs::write(tools.join("here/jars"), format!("{} libhere-java\n", jar.display()))
-            .unwrap();
-        let why = group_jars_missing(&tools, "gone").expect("the jar is missing");
-        assert_eq!(
-            why, "no /nonexistent/jctools-core.jar (apt-get install libjctools-java)",
-            "one line with the install command"
-        );
-        assert_eq!(group_jars_missing(&tools, "here"), None);
-        assert!(group_jars_missing(&tools, "nope").unwrap().contains("no JVM group 'nope'"));
-        let _ = std::fs::remove_dir_all(&tools);
+    fn each_jvm_variant_names_its_module_and_disruptor() {
         assert_eq!(group_of("jvm-jctools"), Some("jctools"));
         assert_eq!(group_of("fault-jvm-jctools"), Some("jctools"));
         assert_eq!(group_of("jvm-disruptor"), None);
         assert_eq!(bus_impl("fault-jvm-jctools"), Some("jctools"));
+        assert_eq!(bus_impl(SEED_DISRUPTOR), Some("disruptor"));
+        assert!(group_unavailable("nope").unwrap().contains("valid: bus, jctools, netty, rx"));
+        let current = class_path("jvm-disruptor").expect("the JVM side builds");
+        let seed = class_path(SEED_DISRUPTOR).expect("the JVM side builds");
+        assert!(current.contains("disruptor-4.0.0.jar"), "{current}");
+        assert!(seed.contains("disruptor-3.4.4.jar") && !seed.contains("4.0.0"), "{seed}");
     }
 
     /// CLOCK_MONOTONIC now, ns, read as the JVM's System.nanoTime reads it.

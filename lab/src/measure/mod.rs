@@ -15,6 +15,7 @@ pub mod calibration;
 pub mod faults;
 pub mod harness;
 pub mod jvm;
+pub mod jvm_build;
 pub mod jvm_probes;
 pub mod peers;
 pub mod rx;

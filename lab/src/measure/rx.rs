@@ -19,16 +19,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::process::Command;
 
-/// The JVM group of tools/jvm that holds RxBench.
+/// The JVM module of tools/jvm that holds RxBench.
 pub const GROUP: &str = "rx";
 
-/// The command that installs RxJava and Reactive Streams.
-pub const INSTALL: &str = "apt-get install librx-java libreactive-streams-java";
+/// The command that installs what RxBench's build needs (RxJava itself comes from Maven
+/// Central with the build).
+pub const INSTALL: &str = "apt-get install openjdk-17-jdk-headless maven";
 
 /// How the rx rows' JVMs are started: class path, flags, collector, the planted fault.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RxSettings {
-    /// The class path (RxBench's folder, the base classes, the group's jars).
+    /// The class path (RxBench's module, the shared module's classes, RxJava's jars).
     pub classpath: String,
     /// JVM flags: the collector's, then `--jvm-flags`.
     pub flags: String,
@@ -63,7 +64,7 @@ impl RxSettings {
         let flags = jvm::gc_flags(gc, heap).ok_or_else(|| {
             format!("--jvm-gc: unknown collector '{gc}'; valid: {}", valid.join(", "))
         })?;
-        let (_, classpath) = jvm::build_group(GROUP)?;
+        let classpath = jvm::build_group(GROUP)?;
         Ok(RxSettings {
             classpath,
             flags: format!("{flags} {extra}").trim().to_string(),
@@ -237,6 +238,6 @@ mod tests {
         assert!(e.contains("--jvm-gc"), "{e}");
         let s = RxSettings::prepare("serial", "-Xmx2g", false).expect("RxJava is installed");
         assert!(s.flags.starts_with("-XX:+UseSerialGC") && s.flags.ends_with("-Xmx2g"));
-        assert!(s.classpath.contains("/usr/share/java/rxjava.jar"), "{}", s.classpath);
+        assert!(s.classpath.contains("rxjava-3.1.12.jar"), "{}", s.classpath);
     }
 }

@@ -118,17 +118,28 @@ const VARIANTS: &[VariantInfo] = &[
         takes_wait: false,
         batches: true,
         unavailable: None,
-        needs: Some("a JDK"),
+        needs: Some("a JDK and Maven"),
     },
     VariantInfo {
         name: "jvm-disruptor",
-        description: "the JVM original: LMAX Disruptor 3.4, the wait strategy named as --wait \
-                      (blocking: BlockingWaitStrategy, as seed 001), tools/jvm/Bus.java",
+        description: "the JVM original: LMAX Disruptor 4.0 (the current release), the wait \
+                      strategy named as --wait (blocking: BlockingWaitStrategy, as seed 001), \
+                      tools/jvm/bus (Bus.java)",
         ours: false,
         takes_wait: true,
         batches: true,
         unavailable: None,
-        needs: Some("a JDK and libdisruptor-java"),
+        needs: Some("a JDK and Maven"),
+    },
+    VariantInfo {
+        name: "jvm-disruptor-3.4",
+        description: "the JVM original on seed 001's line: LMAX Disruptor 3.4, the same Bus \
+                      and wait strategy as jvm-disruptor with the 3.4 jar in place of 4.0's",
+        ours: false,
+        takes_wait: true,
+        batches: true,
+        unavailable: None,
+        needs: Some("a JDK and Maven"),
     },
     VariantInfo {
         name: "jvm-jctools",
@@ -139,7 +150,7 @@ const VARIANTS: &[VariantInfo] = &[
         takes_wait: true,
         batches: true,
         unavailable: None,
-        needs: Some("a JDK, libdisruptor-java and libjctools-java"),
+        needs: Some("a JDK and Maven"),
     },
 ];
 
@@ -169,7 +180,7 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
         takes_wait: false,
         batches: true,
         unavailable: None,
-        needs: Some("a JDK"),
+        needs: Some("a JDK and Maven"),
     },
     VariantInfo {
         name: "fault-jvm-jctools",
@@ -179,7 +190,7 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
         takes_wait: true,
         batches: true,
         unavailable: None,
-        needs: Some("a JDK, libdisruptor-java and libjctools-java"),
+        needs: Some("a JDK and Maven"),
     },
     VariantInfo {
         name: "fault-slow-crossbeam",
@@ -226,7 +237,7 @@ pub fn handoffs() -> Vec<VariantInfo> {
 /// What `all` stands for in a `--variants` list: every variant but the planted faults
 /// and those unavailable in this build (JVM ones are then left out where no JDK is found).
 pub const ALL_HELP: &str = "every variant above but the planted faults (jvm-* only where a JDK \
-                            and their jars are found)";
+                            and Maven are found)";
 
 /// The help line of a `--variants` option taking the names of `variants`: what it is,
 /// then what the variants that need something more need, built from the registry.

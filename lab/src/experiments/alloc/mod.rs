@@ -10,7 +10,7 @@
 //! against the value it must have; a wrong one makes the row INVALID. The optional heap
 //! pass counts what each mode allocates per op under dhat.
 //!
-//! Beside them, seed 004's own subject: Netty 4.1's pooled and unpooled allocators, heap
+//! Beside them, seed 004's own subject: Netty 4.2's pooled and unpooled allocators, heap
 //! and direct ([`netty`], `tools/jvm/netty/NettyAlloc.java`), in the same rounds, with the
 //! Rust rows' ratios to them paired within rounds (pooled against `netty-pooled-heap`,
 //! unpooled against `netty-unpooled-heap`).
@@ -97,16 +97,16 @@ impl Mode {
             Mode::Pooled => "the Rust buffer pool (buffer_pool::Pool), warm",
             Mode::Unpooled => "vec![0; n] from the global allocator",
             Mode::NettyPooledHeap => {
-                "Netty 4.1's PooledByteBufAllocator, heapBuffer (JVM; apt-get install libnetty-java)"
+                "Netty 4.2's PooledByteBufAllocator, heapBuffer (JVM; a JDK and Maven)"
             }
             Mode::NettyUnpooledHeap => {
-                "Netty 4.1's UnpooledByteBufAllocator, heapBuffer (JVM; apt-get install libnetty-java)"
+                "Netty 4.2's UnpooledByteBufAllocator, heapBuffer (JVM; a JDK and Maven)"
             }
             Mode::NettyPooledDirect => {
-                "Netty 4.1's PooledByteBufAllocator, directBuffer (JVM; apt-get install libnetty-java)"
+                "Netty 4.2's PooledByteBufAllocator, directBuffer (JVM; a JDK and Maven)"
             }
             Mode::NettyUnpooledDirect => {
-                "Netty 4.1's UnpooledByteBufAllocator, directBuffer (JVM; apt-get install libnetty-java)"
+                "Netty 4.2's UnpooledByteBufAllocator, directBuffer (JVM; a JDK and Maven)"
             }
             Mode::FaultNettyPooledHeap => {
                 "planted fault, test only (LAB_FAULTS=1): netty-pooled-heap skipping one release \
@@ -329,7 +329,7 @@ impl Experiment for AllocPooledVsUnpooled {
         }
         let jvm = match modes.iter().any(|m| m.netty().is_some()) {
             true => {
-                let (_, classpath) = crate::measure::jvm::build_group(netty::GROUP)?;
+                let classpath = crate::measure::jvm::build_group(netty::GROUP)?;
                 let flags = netty::FLAGS.map(String::from).to_vec();
                 Some(netty::JvmCell { classpath, flags, jit_warmup_ms: a.jvm_jit_warmup_ms })
             }

@@ -1,6 +1,6 @@
-//! The Netty rows of `alloc-pooled-vs-unpooled`: seed 004's own subject, Netty 4.1's
+//! The Netty rows of `alloc-pooled-vs-unpooled`: seed 004's own subject, Netty 4.2's
 //! `PooledByteBufAllocator` and `UnpooledByteBufAllocator` with heap and direct buffers, run
-//! by `tools/jvm/netty/NettyAlloc.java` (JVM group `netty`, Debian's `libnetty-java`).
+//! by `tools/jvm/netty/NettyAlloc.java` (JVM module `netty`, Netty 4.2 from Maven Central).
 //!
 //! A Netty cell is a fork like the Rust ones: the lab's child starts `java … NettyAlloc`
 //! as its own child, relays its heartbeats, counts its threads' perf events between its
@@ -359,7 +359,7 @@ pub fn jvm_table(r: &Results) -> Option<Table> {
 mod tests {
     use super::*;
 
-    const MISSING: &str = "no /usr/share/java/netty-buffer.jar (apt-get install libnetty-java)";
+    const MISSING: &str = "no Maven: `mvn` is not on PATH (apt-get install maven)";
 
     #[test]
     fn default_modes_include_netty_only_where_it_is_installed() {
@@ -368,7 +368,7 @@ mod tests {
         assert_eq!(note, None);
         let (m, note) = chosen_modes(None, Some(MISSING), false).unwrap();
         assert_eq!(m, [Mode::Pooled, Mode::Unpooled]);
-        assert!(note.unwrap().contains("apt-get install libnetty-java"));
+        assert!(note.unwrap().contains("apt-get install maven"));
         let (m, _) = chosen_modes(Some("all"), Some(MISSING), false).unwrap();
         assert_eq!(m, [Mode::Pooled, Mode::Unpooled]);
     }
@@ -378,7 +378,7 @@ mod tests {
     #[test]
     fn a_netty_row_named_without_its_jars_is_bad_input_naming_the_install() {
         let e = chosen_modes(Some("pooled,netty-pooled-heap"), Some(MISSING), false).unwrap_err();
-        assert!(e.contains("'netty-pooled-heap'") && e.contains("apt-get install libnetty-java"));
+        assert!(e.contains("'netty-pooled-heap'") && e.contains("apt-get install maven"));
         assert_eq!(e.lines().count(), 1);
         let e = chosen_modes(Some("pooled,nope"), None, false).unwrap_err();
         assert!(e.contains("unknown mode 'nope'") && e.contains("netty-unpooled-direct"), "{e}");

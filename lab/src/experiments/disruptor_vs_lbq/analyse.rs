@@ -114,13 +114,27 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
                 }
                 v
             });
+        // The Disruptor version each Disruptor row ran (the current line and seed 001's).
+        let mut disruptors: Vec<String> = Vec::new();
+        for r in &out.results {
+            let Some(d) = r.typed_detail::<HandoffDetail>().and_then(|d| d.jvm) else { continue };
+            let v = r.key.get("variant").and_then(Value::as_str).unwrap_or("?");
+            let v = v.split(['[', '@', '(']).next().unwrap_or(v);
+            let line = format!("{} ({v})", d.disruptor_version.as_deref().unwrap_or("–"));
+            if v.contains("disruptor") && !disruptors.contains(&line) {
+                disruptors.push(line);
+            }
+        }
+        if disruptors.is_empty() {
+            disruptors.push(j.disruptor_version.as_deref().unwrap_or("–").to_string());
+        }
         out.environment.notes.push(format!(
             "JVM rows: {} {} (java {}), flags {}; Disruptor {}{}",
             jvm["vm_name"].as_str().unwrap_or("?"),
             jvm["vm_version"].as_str().unwrap_or("?"),
             jvm["version"].as_str().unwrap_or("?"),
             jvm["flags"],
-            j.disruptor_version.as_deref().unwrap_or("–"),
+            disruptors.join(", "),
             libraries.iter().map(|l| format!("; {l}")).collect::<String>()
         ));
         out.method.push(jvm_method_line(a, out));

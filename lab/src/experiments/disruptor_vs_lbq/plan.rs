@@ -340,8 +340,13 @@ fn baselines(s: &Settings<'_>, labels: &[&str]) -> Result<Baselines, String> {
     // when several ran).
     let gc_names: Vec<&str> = s.gcs.iter().map(|g| g.0).collect();
     let gc = (gc_names.len() > 1).then(|| collectors::reference(&gc_names));
-    for (port, orig) in [("locked", "jvm-lbq"), ("ring", "jvm-disruptor"), ("ring", "jvm-jctools")]
-    {
+    let originals = [
+        ("locked", "jvm-lbq"),
+        ("ring", "jvm-disruptor"),
+        ("ring", "jvm-disruptor-3.4"),
+        ("ring", "jvm-jctools"),
+    ];
+    for (port, orig) in originals {
         for l in labels.iter().filter(|l| l.split(['[', '@']).next() == Some(port)) {
             let stem = allocators::split_label(l).0;
             let wait = stem.strip_prefix(port).and_then(|r| r.strip_prefix('['));

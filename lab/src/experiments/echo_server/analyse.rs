@@ -643,7 +643,7 @@ fn method_lines(a: &EchoArgs, with_ab: bool) -> Vec<String> {
              ring waits with the {} strategy, 1024 slots; the reactive pipeline prefetches \
              256; the locked queue is unbounded), a JVM server (java-nio: one java.nio \
              Selector thread accepting, reading and writing, seed 003's reactor; netty: Netty \
-             4.1 with one boss and one worker NioEventLoopGroup thread and HttpServerCodec; \
+             4.2 with one boss and one worker NioEventLoopGroup thread and HttpServerCodec; \
              both a child JVM answering with the Rust server's bytes) or nginx. It runs the lab's load generator \
              (echo_server::loadgen, ab's model on one mio thread) in the same process{}, then \
              shuts the server down.",

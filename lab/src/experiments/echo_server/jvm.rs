@@ -1,7 +1,7 @@
 //! The JVM servers of `echo-server`: seed 003's own design in Java, `java-nio` (ReactiveJ's
 //! reactor pattern: one `Selector` thread accepting, reading and writing,
 //! tools/jvm/NioEcho.java, plain JDK), and the Java server a user would pick, `netty`
-//! (Netty 4.1, one boss and one worker `NioEventLoopGroup`, `HttpServerCodec`,
+//! (Netty 4.2, one boss and one worker `NioEventLoopGroup`, `HttpServerCodec`,
 //! tools/jvm/netty/NettyEcho.java). Both answer with the Rust server's bytes.
 //!
 //! A fork starts the server as its child (`java FLAGS -cp … NioEcho --port P`), in its
@@ -60,7 +60,7 @@ pub fn unavailable(name: &str) -> Option<String> {
 pub struct JvmCell {
     /// The main class.
     pub class: String,
-    /// The class path (built by tools/jvm/build.sh in the parent).
+    /// The class path (tools/jvm built by Maven in the parent).
     pub class_path: String,
     /// Every JVM flag given, in order (the collector's, then `--jvm-flags`).
     pub flags: String,
@@ -74,8 +74,8 @@ pub struct JvmCell {
 pub fn cell(name: &str, gc: &str, extra_flags: &str) -> Result<JvmCell, String> {
     let (_, class, group) = server(name).ok_or_else(|| format!("not a JVM server: {name}"))?;
     let class_path = match group {
-        None => format!("{}:{}", mjvm::build()?.display(), mjvm::DISRUPTOR_JAR),
-        Some(g) => mjvm::build_group(g)?.1,
+        None => mjvm::build()?,
+        Some(g) => mjvm::build_group(g)?,
     };
     let gc_flags =
         mjvm::gc_flags(gc, HEAP_BYTES).ok_or_else(|| format!("unknown --jvm-gc {gc}"))?;

@@ -123,8 +123,8 @@ fn wait_names() -> PossibleValuesParser {
 pub struct EchoArgs {
     /// Servers, a comma list of the names below: `inline` (the event loop answers, no
     /// handoff), a handoff variant behind the event loop, or a JVM server (`java-nio`: one
-    /// Java NIO Selector thread, seed 003's reactor; `netty`: Netty 4.1, one worker event
-    /// loop; each needs a JDK, netty also `apt-get install libnetty-java`); fault-* are
+    /// Java NIO Selector thread, seed 003's reactor; `netty`: Netty 4.2, one worker event
+    /// loop; each needs a JDK and Maven to build tools/jvm); fault-* are
     /// planted faults for tests, offered with LAB_FAULTS=1 [default:
     /// inline,locked,ring,reactive,naive, then java-nio and netty where they can run]
     #[arg(long, value_delimiter = ',', value_parser = ServerName)]
@@ -900,13 +900,12 @@ mod tests {
     #[test]
     fn a_jvm_server_asked_for_without_its_jars_is_refused_with_the_install_command() {
         let missing = |name: &str| {
-            (name == "netty").then(|| {
-                "no /usr/share/java/netty-common.jar (apt-get install libnetty-java)".to_string()
-            })
+            (name == "netty")
+                .then(|| "no Maven: `mvn` is not on PATH (apt-get install maven)".to_string())
         };
         let asked = vec!["inline".to_string(), "netty".to_string()];
         let err = chosen_servers(Some(&asked), missing).unwrap_err();
-        assert!(err.contains("'netty'") && err.contains("apt-get install libnetty-java"), "{err}");
+        assert!(err.contains("'netty'") && err.contains("apt-get install maven"), "{err}");
         assert_eq!(err.lines().count(), 1);
         // The defaults leave it out and say why; java-nio, which can run, is in.
         let (servers, notes) = chosen_servers(None, missing).expect("defaults");

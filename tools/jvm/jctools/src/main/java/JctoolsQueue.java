@@ -1,4 +1,4 @@
-// jvm-jctools: JCTools' MpscArrayQueue (Debian's jctools-core 2.x), the JVM's bounded
+// jvm-jctools: JCTools' MpscArrayQueue (JCTools 4, the version tools/jvm/pom.xml pins), the JVM's bounded
 // multi-producer single-consumer array queue, as a queue Bus runs (`--impl jctools`, class
 // loaded by name: see Bus.Plug). Capacity `--ring-size`; producers retry `offer` while the
 // queue is full and the consumer drains with the queue's own `drain(consumer, wait, exit)`
@@ -76,7 +76,7 @@ final class JctoolsQueue implements Bus.Plug {
     }
 
     @Override public String library() {
-        // Debian's jar has no Implementation-Version; Maven's pom.properties is in it.
+        // A jar without Implementation-Version still carries Maven's pom.properties.
         try (InputStream in = MpscArrayQueue.class.getResourceAsStream(
                 "/META-INF/maven/org.jctools/jctools-core/pom.properties")) {
             if (in != null) {

@@ -1,4 +1,4 @@
-// The Java server a user would pick for seed 003's job: Netty 4.1 (Debian's libnetty-java),
+// The Java server a user would pick for seed 003's job: Netty 4.2 (the version tools/jvm/pom.xml pins),
 // one boss NioEventLoopGroup thread accepting ("echo-boss") and ONE worker NioEventLoopGroup
 // thread ("echo-worker") serving every connection through HttpServerCodec, the way Netty's
 // own HttpHelloWorldServer example is written (no aggregator: the handler answers the

@@ -8,7 +8,6 @@ import com.lmax.disruptor.BlockingWaitStrategy;
 import com.lmax.disruptor.BusySpinWaitStrategy;
 import com.lmax.disruptor.EventHandler;
 import com.lmax.disruptor.ExceptionHandler;
-import com.lmax.disruptor.LifecycleAware;
 import com.lmax.disruptor.LiteBlockingWaitStrategy;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.SleepingWaitStrategy;
@@ -242,8 +241,8 @@ public final class Bus {
             return (Plug) Class.forName(cls).getDeclaredConstructor().newInstance();
         } catch (ReflectiveOperationException | LinkageError e) {
             throw new BadArgs("--impl " + impl + ": class " + cls + " is not on the class path ("
-                + e + "); build it with tools/jvm/build.sh OUT " + impl + " and run with OUT/"
-                + impl + " and its jars (tools/jvm/" + impl + "/jars) on the class path");
+                + e + "); build tools/jvm with Maven (`just jvm`) and run with the class path of"
+                + " its module " + impl + " (target/jvm/" + impl + "/classes and classpath.txt)");
         }
     }
 
@@ -750,8 +749,20 @@ public final class Bus {
             waitClass = ws.getClass().getSimpleName();
             final Thread[] made = new Thread[1];
             // The event factory preallocates every slot; producers write the fields in place.
+            final ThreadStats consumerStats = stats[P];
+            // The processor thread waits at the same gate as the producers before it runs the
+            // processor: in the thread's own runnable, not the handler's onStart, which 3.x
+            // calls only through LifecycleAware (gone in 4.0), so both lines gate alike.
             disruptor = new Disruptor<>(form::get, c.ringSize, r -> {
-                Thread t = new Thread(r, "consumer");
+                Thread t = new Thread(() -> {
+                    try {
+                        consumerStats.start();
+                        st.awaitGate();
+                    } catch (Throwable e) {
+                        st.fail(e); // and run on, as a failed onStart would have
+                    }
+                    r.run();
+                }, "consumer");
                 made[0] = t;
                 return t;
             }, c.producerType.equals("single") ? ProducerType.SINGLE : ProducerType.MULTI, ws);
@@ -870,7 +881,7 @@ public final class Bus {
     }
 
     /** The Disruptor's consumer: one EventHandler on the processor's own thread. */
-    static final class Handler implements EventHandler<Msg>, LifecycleAware {
+    static final class Handler implements EventHandler<Msg> {
         final RunState st;
         final ThreadStats stats;
         final Checker checker;
@@ -880,18 +891,6 @@ public final class Bus {
         Handler(RunState st, ThreadStats stats, Checker checker, Latencies lat, int producers) {
             this.st = st; this.stats = stats; this.checker = checker; this.lat = lat; this.producers = producers;
         }
-
-        @Override public void onStart() {
-            // The processor thread waits at the same gate as the producers.
-            try {
-                stats.start();
-                st.awaitGate();
-            } catch (Throwable t) {
-                st.fail(t);
-            }
-        }
-
-        @Override public void onShutdown() { }
 
         @Override public void onEvent(Msg e, long sequence, boolean endOfBatch) {
             if (e.seq < 0) {
@@ -968,7 +967,7 @@ public final class Bus {
         if (p != null && p.getImplementationVersion() != null) {
             return new String[] {p.getImplementationVersion(), "manifest"};
         }
-        // Debian's jar has no Implementation-Version; Maven's pom.properties is in it.
+        // A jar without Implementation-Version still carries Maven's pom.properties.
         try (InputStream in = RingBuffer.class.getResourceAsStream(
                 "/META-INF/maven/com.lmax/disruptor/pom.properties")) {
             if (in != null) {
@@ -980,7 +979,21 @@ public final class Bus {
         } catch (Exception ignored) {
             // fall through
         }
-        return new String[] {null, null};
+        // LMAX's own jars (Maven Central's) carry neither: their OSGi Bundle-Version.
+        String v = bundleVersion(RingBuffer.class);
+        return v != null ? new String[] {v, "Bundle-Version"} : new String[] {null, null};
+    }
+
+    /** The Bundle-Version of the jar `c` was loaded from, or null. */
+    static String bundleVersion(Class<?> c) {
+        try {
+            java.net.URL u = c.getProtectionDomain().getCodeSource().getLocation();
+            try (java.util.jar.JarFile j = new java.util.jar.JarFile(new java.io.File(u.toURI()))) {
+                return j.getManifest().getMainAttributes().getValue("Bundle-Version");
+            }
+        } catch (Exception e) {
+            return null;
+        }
     }
 
     // ---------------------------------------------------------------- main

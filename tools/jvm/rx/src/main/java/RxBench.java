@@ -1,5 +1,5 @@
-// Seed 000's workloads on RxJava 3, the installable Reactive Streams library nearest to
-// Reactor (Debian's librx-java; Reactor has no Debian package): the JVM counterparts of
+// Seed 000's workloads on RxJava 3, the second JVM peer of the lab's reactive crate beside
+// Reactor (the version tools/jvm/pom.xml pins): the JVM counterparts of
 // the lab's reactive crate in subscribe-overhead, publish-on-latency, backpressure-buffer
 // and heap-growth. One named workload per process, W warm-up runs then R measured runs,
 // each run's result checked against its closed form (backpressure and heap-growth: against
@@ -7,7 +7,7 @@
 // per run (backpressure, heap-growth: the source never emits element 1).
 // Speaks the lab's child protocol (Protocol.java): run marks, heartbeats, done / failed.
 //
-//   java -cp OUT/rx:OUT:rxjava.jar:reactive-streams.jar RxBench \
+//   java -cp "target/jvm/rx/classes:$(cat target/jvm/rx/classpath.txt)" RxBench \
 //     --workload flowable-range|single-just|hand-written|observe-on|latency|backpressure|heap-growth \
 //     --n N --warmup W --runs R [--fault drop-one]
 //     [--demand bulk|one-by-one] [--scheduler single|computation]   (latency)
@@ -349,7 +349,7 @@ final class RxBench {
         return sum;
     }
 
-    /** RxJava's version from its jar's manifest (Debian's carries Bundle-Version). */
+    /** RxJava's version from its jar's manifest (else its Bundle-Version). */
     static String rxVersion() {
         String v = Flowable.class.getPackage().getImplementationVersion();
         if (v != null) return v;

@@ -167,7 +167,7 @@ public final class NettyAlloc {
         return b.append(']').toString();
     }
 
-    /** Netty's version from its jar (Debian's jars carry no io.netty.versions.properties). */
+    /** Netty's version from its jar (from its manifest, else io.netty.versions.properties). */
     static String nettyVersion() {
         Package p = ByteBuf.class.getPackage();
         String v = p == null ? null : p.getImplementationVersion();
