@@ -11,7 +11,6 @@ mod common;
 
 use common::{lab, out_dir, text};
 use serde_json::Value;
-use std::path::Path;
 use std::process::Command;
 
 const SUITE: &str = "netty-alloc";

@@ -7,6 +7,7 @@ mod choices;
 mod disruptor_vs_lbq;
 mod echo_server;
 mod heap_growth;
+mod jvm_referee;
 mod latency;
 mod rx_rows;
 mod schedulers;
@@ -23,6 +24,7 @@ pub use disruptor_vs_lbq::DisruptorVsLbq;
 pub use echo_server::jvm::SERVERS as ECHO_JVM_SERVERS;
 pub use echo_server::EchoServer;
 pub use heap_growth::HeapGrowth;
+pub use jvm_referee::JvmReferee;
 pub use latency::PublishOnLatency;
 pub use subscribe::SubscribeOverhead;
 pub use trace_overhead::TraceOverhead;
@@ -35,6 +37,7 @@ pub static ALL: &[&dyn Registered] = &[
     &Entry::<BackpressureBuffer>::NEW,
     &Entry::<HeapGrowth>::NEW,
     &Entry::<AllocPooledVsUnpooled>::NEW,
+    &Entry::<JvmReferee>::NEW,
     &Entry::<EchoServer>::NEW,
     &Entry::<TraceOverhead>::NEW,
 ];

@@ -15,7 +15,7 @@
 //! Rust rows' ratios to them paired within rounds (pooled against `netty-pooled-heap`,
 //! unpooled against `netty-unpooled-heap`).
 
-mod netty;
+pub(super) mod netty;
 
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,

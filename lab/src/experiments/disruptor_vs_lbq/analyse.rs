@@ -101,6 +101,13 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
         }
     }
     out.method.extend(method_lines(a, out));
+    jvm_environment(a, out);
+    out.method.extend(sampling_lines(run, a.sample_every));
+}
+
+/// The JVM rows' environment note (the JVM, its flags, the library versions each row ran)
+/// and method line, when JVM rows ran.
+fn jvm_environment(a: &DvlArgs, out: &mut Results) {
     let jvm = out.results.iter().find_map(|x| x.typed_detail::<HandoffDetail>()?.jvm);
     if let Some(j) = jvm {
         let jvm = &j.jvm;
@@ -139,7 +146,6 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
         ));
         out.method.push(jvm_method_line(a, out));
     }
-    out.method.extend(sampling_lines(run, a.sample_every));
 }
 
 /// How the JVM originals ran: pairing, message form, collectors.

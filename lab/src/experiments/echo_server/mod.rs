@@ -912,7 +912,7 @@ mod tests {
         assert_eq!(servers, ["inline", "locked", "ring", "reactive", "naive", "java-nio"]);
         assert!(notes
             .iter()
-            .any(|n| n.starts_with("netty not measured") && n.contains("libnetty")));
+            .any(|n| n.starts_with("netty not measured") && n.contains("apt-get install maven")));
         assert!(notes.iter().any(|n| n.starts_with("java-nio: on")), "{notes:?}");
         let (servers, _) = chosen_servers(Some(&asked), |_| None).expect("both run");
         assert_eq!(servers, asked);

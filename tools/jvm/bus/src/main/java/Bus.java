@@ -211,6 +211,20 @@ public final class Bus {
         String waitStrategy(String wait);
         /** The library and its version as its jar states them, for the outcome. */
         String library();
+        /**
+         * A fresh queue in the library's own plain loop (`--plain`): its API called directly
+         * by code of its own, not through this plug's {@link Channel}, so that the
+         * calibration measures the plug's adapter too.
+         */
+        PlainLoop plain(Config c);
+    }
+
+    /** One run's queue as its library's user writes the loop (see {@link Plug#plain}). */
+    interface PlainLoop {
+        /** A producer's send: a new message from `form`, set, handed over. */
+        Sender sender(Supplier<Msg> form);
+        /** The consumer's loop: takes `n` messages, each into `checker`. */
+        void consume(Checker checker, long n) throws InterruptedException;
     }
 
     /** One run's queue: producers `send`, the one consumer `consume`s. */

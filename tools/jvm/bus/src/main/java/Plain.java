@@ -146,28 +146,17 @@ final class Plain {
                 }
             };
             stop = d::shutdown;
-        } else {
-            // A JVM group's queue (Bus.PLUG) as its user writes the loop: a new message per
-            // send, the consumer the queue's own consume loop.
-            final Bus.Channel q = Bus.PLUG.open(c);
-            send = (id, seq, sent) -> {
-                Bus.Msg m = form.get();
-                m.set(id, seq, sent);
-                q.send(m);
-            };
+        } else if (Bus.PLUG != null) {
+            // A JVM module's queue in its own plain loop, the library's API called by that
+            // module's own code (not through the plug's Channel, which is what Bus runs).
+            final Bus.PlainLoop q = Bus.PLUG.plain(c);
+            send = q.sender(form);
             Thread consumer = new Thread(() -> {
                 try {
                     pin(c, 0);
                     ready.countDown();
                     gate.await();
-                    final long[] k = new long[1];
-                    q.consume(new Bus.Sink() {
-                        @Override public void accept(Bus.Msg m) {
-                            checker.observe(m);
-                            k[0]++;
-                        }
-                        @Override public boolean more() { return k[0] < n; }
-                    });
+                    q.consume(checker, n);
                     end[0] = System.nanoTime();
                     done.countDown();
                 } catch (InterruptedException e) {
@@ -175,6 +164,8 @@ final class Plain {
                 }
             }, "consumer");
             consumer.start();
+        } else {
+            throw new IllegalStateException("no plain loop for --impl " + c.impl);
         }
         Thread[] producers = new Thread[c.producers];
         for (int i = 0; i < c.producers; i++) {

@@ -91,6 +91,34 @@ final class JctoolsQueue implements Bus.Plug {
         return "jctools-core " + (p != null ? p.getImplementationVersion() : null);
     }
 
+    /**
+     * The own loop (`--plain`, the calibration jvm-jctools/own-loop): MpscArrayQueue as its
+     * user writes the loop, `offer` retried and `drain(consumer, wait, exit)` with JCTools'
+     * WaitStrategy of the same `--wait`, in code of its own rather than {@link Queue}'s, so
+     * the calibration measures the adapter Bus runs.
+     */
+    @Override public Bus.PlainLoop plain(Bus.Config c) {
+        final MpscArrayQueue<Bus.Msg> q = new MpscArrayQueue<>(c.ringSize);
+        final MessagePassingQueue.WaitStrategy idle = idler(c.wait);
+        return new Bus.PlainLoop() {
+            @Override public Bus.Sender sender(java.util.function.Supplier<Bus.Msg> form) {
+                return (id, seq, sent) -> {
+                    Bus.Msg m = form.get();
+                    m.set(id, seq, sent);
+                    for (int n = 0; !q.offer(m); ) n = idle.idle(n);
+                };
+            }
+
+            @Override public void consume(Bus.Checker checker, long n) {
+                final long[] k = new long[1];
+                q.drain(m -> {
+                    checker.observe(m);
+                    k[0]++;
+                }, idle, () -> k[0] < n);
+            }
+        };
+    }
+
     /** One run's queue. */
     static final class Queue implements Bus.Channel {
         final MpscArrayQueue<Bus.Msg> q;

@@ -1,4 +1,4 @@
-// Seed 004's own subject on the real JVM: Netty 4.1's PooledByteBufAllocator against its
+// Seed 004's own subject on the real JVM: Netty 4.2's PooledByteBufAllocator against its
 // UnpooledByteBufAllocator, heap and direct buffers, allocate + release in ops/ms, as
 // Netty's ByteBufAllocatorBenchmark measured it under JMH (one thread; per op:
 // allocator.heapBuffer(size) or directBuffer(size), then release()). The lab's

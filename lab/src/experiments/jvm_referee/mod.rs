@@ -1,0 +1,514 @@
+//! `jvm-referee`: JMH as the referee of the lab's JVM rows. For every JVM workload that has
+//! a JMH form, the same code runs two ways in the same rounds: as the lab's JVM child (the
+//! rx rows of subscribe-overhead, the netty rows of alloc-pooled-vs-unpooled, each with its
+//! own warm-up and runs) and as a JMH benchmark (tools/jvm's `jmh` module, whose bodies
+//! call those programs' own loops: `RxBench.runOnce`, `NettyAlloc.cycles`), with the same
+//! JVM flags. The table sets JMH's score ± error (its iterations pooled over the rounds'
+//! forks, as JMH pools forks) beside the lab's median, with the paired ratio, and flags a
+//! row where the two differ by more than 10% either way: then the lab's child does not
+//! measure what JMH measures, and its JVM figures are not to be trusted until it does.
+
+mod jmh;
+
+use super::alloc::{netty, AllocOutcome, Cell as AllocCell, Mode};
+use crate::experiment::{
+    size, Defaults, Experiment, Finished, Measured, Outcome, Plan, Shared, TraceMode,
+};
+use crate::measure::rx::RxSettings;
+use crate::protocol::Ctx;
+use crate::results::{Results, Table};
+use clap::{Args, ValueEnum};
+use jmh::{JmhScore, JmhSpec};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// Elements or subscriptions per rx run: seed 000's million, which the JMH benchmarks
+/// declare as their operations per invocation (a constant there).
+const RX_N: u64 = 1_000_000;
+
+/// How far apart the lab's figure and JMH's may be before the row is flagged.
+pub const AGREE_WITHIN: f64 = 0.10;
+
+/// A workload with a JMH form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workload {
+    /// RxJava's Flowable.range(1M) summed, ns per element.
+    RxFlowableRange,
+    /// RxJava's Single.just subscribed 1M times, ns per subscription.
+    RxSingleJust,
+    /// Seed 000's hand-written publisher subscribed 1M times, ns per subscription.
+    RxHandWritten,
+    /// Netty's PooledByteBufAllocator, heapBuffer then release, ops/ms.
+    NettyPooledHeap,
+    /// Netty's UnpooledByteBufAllocator, heapBuffer then release, ops/ms.
+    NettyUnpooledHeap,
+    /// Netty's PooledByteBufAllocator, directBuffer then release, ops/ms.
+    NettyPooledDirect,
+    /// Netty's UnpooledByteBufAllocator, directBuffer then release, ops/ms.
+    NettyUnpooledDirect,
+}
+
+impl Workload {
+    const ALL: [Workload; 7] = [
+        Workload::RxFlowableRange,
+        Workload::RxSingleJust,
+        Workload::RxHandWritten,
+        Workload::NettyPooledHeap,
+        Workload::NettyUnpooledHeap,
+        Workload::NettyPooledDirect,
+        Workload::NettyUnpooledDirect,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Workload::RxFlowableRange => "rx-flowable-range",
+            Workload::RxSingleJust => "rx-single-just",
+            Workload::RxHandWritten => "rx-hand-written",
+            Workload::NettyPooledHeap => "netty-pooled-heap",
+            Workload::NettyUnpooledHeap => "netty-unpooled-heap",
+            Workload::NettyPooledDirect => "netty-pooled-direct",
+            Workload::NettyUnpooledDirect => "netty-unpooled-direct",
+        }
+    }
+
+    /// RxBench's workload name, for the rx ones.
+    fn rx(self) -> Option<&'static str> {
+        match self {
+            Workload::RxFlowableRange => Some("flowable-range"),
+            Workload::RxSingleJust => Some("single-just"),
+            Workload::RxHandWritten => Some("hand-written"),
+            _ => None,
+        }
+    }
+
+    /// The alloc experiment's mode, for the Netty ones.
+    fn netty(self) -> Option<Mode> {
+        match self {
+            Workload::NettyPooledHeap => Some(Mode::NettyPooledHeap),
+            Workload::NettyUnpooledHeap => Some(Mode::NettyUnpooledHeap),
+            Workload::NettyPooledDirect => Some(Mode::NettyPooledDirect),
+            Workload::NettyUnpooledDirect => Some(Mode::NettyUnpooledDirect),
+            _ => None,
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        if self.rx().is_some() {
+            "ns/op"
+        } else {
+            "ops/ms"
+        }
+    }
+
+    /// The closed form of an rx run's result.
+    fn expected(self, n: u64) -> i64 {
+        match self {
+            Workload::RxFlowableRange => (n * (n + 1) / 2) as i64,
+            _ => n as i64,
+        }
+    }
+
+    /// The JMH benchmark and its parameters.
+    fn jmh(self, size: u64) -> (String, Vec<(String, String)>) {
+        let rx = |m: &str| (format!("lab.referee.RxReferee.{m}"), Vec::new());
+        let netty = |allocator: &str, memory: &str| {
+            let p = [("allocator", allocator), ("memory", memory), ("size", &size.to_string())]
+                .map(|(k, v)| (k.to_string(), v.to_string()));
+            ("lab.referee.NettyAllocReferee.allocAndFree".to_string(), p.to_vec())
+        };
+        match self {
+            Workload::RxFlowableRange => rx("flowableRange"),
+            Workload::RxSingleJust => rx("singleJust"),
+            Workload::RxHandWritten => rx("handWritten"),
+            Workload::NettyPooledHeap => netty("pooled", "heap"),
+            Workload::NettyUnpooledHeap => netty("unpooled", "heap"),
+            Workload::NettyPooledDirect => netty("pooled", "direct"),
+            Workload::NettyUnpooledDirect => netty("unpooled", "direct"),
+        }
+    }
+}
+
+/// Its options.
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct RefereeArgs {
+    /// Workloads, a comma list [default: all]
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub workloads: Option<Vec<Workload>>,
+    /// The Netty workloads' buffer size, bytes.
+    #[arg(long, value_parser = size, default_value = "1024")]
+    pub size: u64,
+    /// The Netty workloads' allocate + free cycles per lab iteration, a count.
+    #[arg(long, value_parser = size, default_value = "100000")]
+    pub ops: u64,
+    /// JMH forks per round (each a fresh JVM; seed 004 ran 2 in all).
+    #[arg(long, value_parser = size, default_value = "1")]
+    pub jmh_forks: u64,
+    /// JMH warm-up iterations per fork (seed 004: 10).
+    #[arg(long, value_parser = size, default_value = "5")]
+    pub jmh_warmup_iterations: u64,
+    /// JMH measured iterations per fork (seed 004: 10).
+    #[arg(long, value_parser = size, default_value = "5")]
+    pub jmh_iterations: u64,
+    /// Seconds per JMH iteration, warm-up and measured (seed 004: 1).
+    #[arg(long, value_parser = size, default_value = "1")]
+    pub jmh_iteration_s: u64,
+}
+
+/// Which side of the referee a cell is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Side {
+    /// The lab's JVM child.
+    Lab,
+    /// JMH.
+    Jmh,
+}
+
+/// What a child runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    /// The workload.
+    pub workload: Workload,
+    /// Which side.
+    pub side: Side,
+    /// The rx rows' JVM (rx workloads, lab side).
+    pub rx: Option<RxSettings>,
+    /// The netty row's cell (Netty workloads, lab side).
+    pub netty: Option<AllocCell>,
+    /// What JMH runs (JMH side).
+    pub jmh: Option<JmhSpec>,
+    /// Warm-up runs (lab side).
+    pub warmup: usize,
+    /// Measured runs (lab side).
+    pub runs: usize,
+}
+
+/// What a child returns: the measured runs in the workload's unit, and JMH's result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RefereeOutcome {
+    /// Each measured run (lab) or iteration (JMH), in the workload's unit.
+    pub values: Vec<f64>,
+    /// Each one's check: `ok` or what failed.
+    pub checks: Vec<String>,
+    /// JMH's own result (JMH side).
+    pub jmh: Option<JmhScore>,
+}
+
+impl Outcome for RefereeOutcome {
+    fn measured(&self) -> Vec<Measured> {
+        self.values
+            .iter()
+            .zip(&self.checks)
+            .map(|(&value, c)| Measured { value, valid: c == "ok", verdict: c.clone() })
+            .collect()
+    }
+}
+
+/// A row's own fields in results.json.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RefereeDetail {
+    /// The workload.
+    pub workload: String,
+    /// `lab` or `jmh`.
+    pub side: String,
+    /// The unit of both sides.
+    pub unit: String,
+    /// JMH's score and error over every iteration of every round's forks pooled (JMH side).
+    pub jmh_pooled: Option<[f64; 2]>,
+    /// Each round's JMH result (JMH side).
+    pub jmh_forks: Vec<JmhScore>,
+}
+
+/// The experiment.
+#[derive(Debug)]
+pub struct JvmReferee;
+
+fn label(w: Workload, side: Side) -> String {
+    match side {
+        Side::Lab => w.name().to_string(),
+        Side::Jmh => format!("{}/jmh", w.name()),
+    }
+}
+
+impl Experiment for JvmReferee {
+    const NAME: &'static str = "jvm-referee";
+    const ABOUT: &'static str =
+        "JMH as the referee of the JVM rows: the lab's JVM children (RxJava's seed-000 \
+         workloads, Netty's seed-004 allocators) and JMH benchmarks of the same code, in the \
+         same rounds; flags a row whose figures differ by more than 10% either way";
+    const DEFAULTS: Defaults =
+        Defaults { rounds: 3, runs: 10, warmup: 5, trace: &[TraceMode::Off], heap: None };
+    type Args = RefereeArgs;
+    type Cell = Cell;
+    type Outcome = RefereeOutcome;
+
+    fn plan(a: &RefereeArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
+        for (v, name) in [
+            (a.ops, "--ops"),
+            (a.jmh_forks, "--jmh-forks"),
+            (a.jmh_iterations, "--jmh-iterations"),
+            (a.jmh_iteration_s, "--jmh-iteration-s"),
+        ] {
+            if v == 0 {
+                return Err(format!("{name} must be at least 1 (got 0)"));
+            }
+        }
+        let workloads = a.workloads.clone().unwrap_or_else(|| Workload::ALL.to_vec());
+        if let Some(why) = crate::measure::jvm::group_unavailable("jmh") {
+            return Err(format!("the JMH referee cannot run here: {why}"));
+        }
+        let jmh_cp = crate::measure::jvm_build::class_path("jmh")?;
+        let rx = match workloads.iter().any(|w| w.rx().is_some()) {
+            true => Some(RxSettings::prepare(crate::measure::jvm::DEFAULT_GC, "", false)?),
+            false => None,
+        };
+        let netty_cp = match workloads.iter().any(|w| w.netty().is_some()) {
+            true => Some(crate::measure::jvm::build_group("netty")?),
+            false => None,
+        };
+        let (warmup, runs) = (shared.warmup as usize, shared.runs as usize);
+        let mut cells = Vec::new();
+        let mut pairs = Vec::new();
+        for w in workloads {
+            let flags: Vec<String> = match w.rx() {
+                Some(_) => rx.as_ref().map(|r| r.flags.clone()).unwrap_or_default(),
+                None => netty::FLAGS.join(" "),
+            }
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+            let netty_cell = w.netty().zip(netty_cp.as_ref()).map(|(mode, cp)| AllocCell {
+                mode,
+                size: a.size as usize,
+                ops: a.ops,
+                warmup,
+                runs,
+                jvm: Some(netty::JvmCell {
+                    classpath: cp.clone(),
+                    flags: flags.clone(),
+                    jit_warmup_ms: 1000,
+                }),
+            });
+            let (benchmark, params) = w.jmh(a.size);
+            let spec = JmhSpec {
+                benchmark,
+                params,
+                forks: a.jmh_forks,
+                warmup_iterations: a.jmh_warmup_iterations,
+                iterations: a.jmh_iterations,
+                iteration_s: a.jmh_iteration_s,
+                jvm_flags: flags,
+                class_path: jmh_cp.clone(),
+            };
+            let base = Cell {
+                workload: w,
+                side: Side::Lab,
+                rx: w.rx().and(rx.clone()),
+                netty: netty_cell,
+                jmh: None,
+                warmup,
+                runs,
+            };
+            let jmh_cell =
+                Cell { side: Side::Jmh, rx: None, netty: None, jmh: Some(spec), ..base.clone() };
+            for (cell, side) in [(base, Side::Lab), (jmh_cell, Side::Jmh)] {
+                let mut p = crate::experiment::CellPlan::new(cell, label(w, side), w.name())
+                    .key("workload", w.name())
+                    .key("side", if side == Side::Lab { "lab" } else { "jmh" });
+                p.unit = w.unit();
+                p.higher_is_better = w.unit() == "ops/ms";
+                p.heap = false;
+                p.trace = false;
+                // A JVM and JMH's own threads: more than a core's worth at times.
+                p.threads = 2;
+                cells.push(p);
+            }
+            pairs.push((label(w, Side::Lab), label(w, Side::Jmh)));
+        }
+        Ok(Plan {
+            cells,
+            baseline: None,
+            pairs,
+            config: json!({"size": a.size, "ops": a.ops, "rx_n": RX_N,
+                "jmh": {"forks": a.jmh_forks, "warmup_iterations": a.jmh_warmup_iterations,
+                        "iterations": a.jmh_iterations, "iteration_s": a.jmh_iteration_s},
+                "agree_within": AGREE_WITHIN}),
+            input_size: RX_N,
+            notes: Vec::new(),
+        })
+    }
+
+    fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<RefereeOutcome, String> {
+        if let Some(spec) = &cell.jmh {
+            let score = jmh::run(spec, ctx)?;
+            let values: Vec<f64> = score.iterations.iter().flatten().copied().collect();
+            if score.unit != cell.workload.unit() {
+                return Err(format!(
+                    "JMH reported {} where the lab's row is in {}",
+                    score.unit,
+                    cell.workload.unit()
+                ));
+            }
+            let checks = values.iter().map(|v| check_finite(*v)).collect();
+            return Ok(RefereeOutcome { values, checks, jmh: Some(score) });
+        }
+        if let (Some(rx), Some(name)) = (&cell.rx, cell.workload.rx()) {
+            let (o, _) =
+                crate::measure::rx::run(rx, name, RX_N, (cell.warmup, cell.runs), &[], ctx)?;
+            let expected = cell.workload.expected(RX_N);
+            let values = o.runs.iter().map(|r| r.ns as f64 / RX_N as f64).collect();
+            let checks = o
+                .runs
+                .iter()
+                .map(|r| match r.result == expected {
+                    true => "ok".to_string(),
+                    false => format!("result {}, expected {expected}", r.result),
+                })
+                .collect();
+            return Ok(RefereeOutcome { values, checks, jmh: None });
+        }
+        let netty = cell.netty.as_ref().ok_or("a lab cell without its JVM settings")?;
+        let o: AllocOutcome = netty::run(netty, ctx)?;
+        let m = o.measured();
+        Ok(RefereeOutcome {
+            values: m.iter().map(|x| x.value).collect(),
+            checks: m
+                .iter()
+                .map(|x| if x.valid { "ok".into() } else { x.verdict.clone() })
+                .collect(),
+            jmh: None,
+        })
+    }
+
+    fn analyse(_a: &RefereeArgs, run: &Finished<Self>, out: &mut Results) {
+        for (row, rec) in out.results.iter_mut().zip(&run.cells) {
+            let c = &rec.plan.cell;
+            let forks: Vec<JmhScore> =
+                rec.outcomes().filter_map(|o: &RefereeOutcome| o.jmh.clone()).collect();
+            let pooled: Vec<f64> = forks.iter().flat_map(|s| s.iterations.concat()).collect();
+            row.set_detail(&RefereeDetail {
+                workload: c.workload.name().to_string(),
+                side: if c.side == Side::Lab { "lab" } else { "jmh" }.to_string(),
+                unit: c.workload.unit().to_string(),
+                jmh_pooled: jmh::pooled(&pooled).map(|(m, e)| [m, e.unwrap_or(f64::NAN)]),
+                jmh_forks: forks,
+            });
+        }
+        let (table, verdict) = referee_table(out);
+        out.tables.push(table.headline());
+        out.verdict = verdict;
+        out.tables.extend(crate::report::failure_table(out, &["workload", "side"], |x| {
+            vec![
+                x.key.get("workload").and_then(|v| v.as_str()).unwrap_or("?").to_string(),
+                x.key.get("side").and_then(|v| v.as_str()).unwrap_or("?").to_string(),
+            ]
+        }));
+        out.method.push(format!(
+            "Each workload runs two ways in every round: the lab's JVM child (as in \
+             subscribe-overhead and alloc-pooled-vs-unpooled: its own warm-up and runs, each \
+             run checked) and a JMH benchmark whose body calls that child's own loop \
+             (tools/jvm/jmh), with the same JVM flags. JMH's score ± error pools the \
+             iterations of every round's forks (JMH's 99.9% interval); the ratio is paired \
+             within rounds; a row is flagged where lab and JMH differ by more than {:.0}%.",
+            AGREE_WITHIN * 100.0
+        ));
+    }
+}
+
+/// `ok`, or why a JMH iteration's figure cannot be a measurement.
+fn check_finite(v: f64) -> String {
+    if v.is_finite() && v > 0.0 {
+        "ok".into()
+    } else {
+        format!("JMH iteration of {v}")
+    }
+}
+
+/// The referee table and the verdict lines: per workload, the lab's median and interval,
+/// JMH's pooled score ± error, the paired lab ÷ JMH ratio of the figures with its interval,
+/// and whether they agree within [`AGREE_WITHIN`].
+fn referee_table(out: &Results) -> (Table, Vec<String>) {
+    let mut t = Table::new(
+        "JMH as referee: the lab's JVM child against JMH on the same code",
+        &[
+            "workload",
+            "unit",
+            "lab (median [interval])",
+            "JMH score ± error",
+            "lab ÷ JMH",
+            "verdict",
+        ],
+    );
+    let mut verdict = Vec::new();
+    for lab in
+        out.results.iter().filter(|r| r.key.get("side").and_then(|v| v.as_str()) == Some("lab"))
+    {
+        let Some(d) = lab.typed_detail::<RefereeDetail>() else { continue };
+        let jmh_label = format!("{}/jmh", lab.label);
+        let jmh = out.results.iter().find(|r| r.label == jmh_label);
+        let pooled = jmh.and_then(|r| r.typed_detail::<RefereeDetail>()).and_then(|d| d.jmh_pooled);
+        let ratio = out.ratios.iter().find(|x| x.variant == lab.label && x.baseline == jmh_label);
+        // The pairing's factor is "row better than baseline"; the figure's own ratio is it
+        // for ops/ms and its inverse for ns/op.
+        let fig = |f: f64| if lab.higher_is_better { f } else { 1.0 / f };
+        let (text, agree) = match ratio.and_then(|r| r.median) {
+            Some(m) => {
+                let (lo, hi) = match (ratio.and_then(|r| r.ci_low), ratio.and_then(|r| r.ci_high)) {
+                    (Some(l), Some(h)) => {
+                        let (a, b) = (fig(l), fig(h));
+                        (a.min(b), a.max(b))
+                    }
+                    _ => (f64::NAN, f64::NAN),
+                };
+                let r = fig(m);
+                let within = (r - 1.0).abs() <= AGREE_WITHIN;
+                let iv =
+                    if lo.is_finite() { format!(" [{lo:.2}, {hi:.2}]") } else { " [–]".into() };
+                (format!("{r:.2}×{iv}"), Some((within, r)))
+            }
+            None => ("–".to_string(), None),
+        };
+        let lab_fig = match (lab.score, lab.score_ci) {
+            (Some(s), Some([l, h])) => format!("{} [{}, {}]", num(s), num(l), num(h)),
+            (Some(s), None) => format!("{} [–]", num(s)),
+            _ => "–".into(),
+        };
+        let jmh_fig = match pooled {
+            Some([m, e]) if e.is_finite() => format!("{} ± {}", num(m), num(e)),
+            Some([m, _]) => format!("{} ± –", num(m)),
+            None => "–".into(),
+        };
+        let v = match agree {
+            Some((true, _)) => "agree".to_string(),
+            Some((false, r)) => format!("FLAG: lab {:+.0}% from JMH", (r - 1.0) * 100.0),
+            None => "no pair".into(),
+        };
+        verdict
+            .push(format!("{}: lab {lab_fig} {} against JMH {jmh_fig}: {v}", d.workload, d.unit));
+        t.rows.push(vec![d.workload, d.unit, lab_fig, jmh_fig, text, v]);
+    }
+    t.note = Some(format!(
+        "lab ÷ JMH: the ratio of the two figures (time or rate) paired within rounds, median \
+         and repeat interval; flagged beyond ±{:.0}%",
+        AGREE_WITHIN * 100.0
+    ));
+    (t, verdict)
+}
+
+/// A figure with three significant digits.
+fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return "–".into();
+    }
+    let a = x.abs();
+    if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
