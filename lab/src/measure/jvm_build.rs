@@ -98,7 +98,7 @@ fn build_in(src: &Path, out: &Path) -> Result<PathBuf, String> {
     }
     let pom = src.join("pom.xml");
     let output = Command::new("mvn")
-        .args(["-B", "-q", "-f"])
+        .args(["-B", "-q", "-Dstyle.color=never", "-f"])
         .arg(&pom)
         .arg(format!("-Dlab.jvm.out={}", out.display()))
         .arg("process-classes")
@@ -122,14 +122,14 @@ fn build_in(src: &Path, out: &Path) -> Result<PathBuf, String> {
 /// network, or Maven Central out of reach) names the command to fetch it where the network
 /// reaches; anything else (javac's errors) gives Maven's first error line.
 fn build_error(output: &str) -> String {
-    let errors: Vec<&str> = output
+    let errors: Vec<String> = output
         .lines()
-        .map(|l| l.trim())
+        .map(|l| strip_ansi(l).trim().to_string())
         .filter(|l| l.starts_with("[ERROR]"))
-        .map(|l| l.trim_start_matches("[ERROR]").trim())
+        .map(|l| l.trim_start_matches("[ERROR]").trim().to_string())
         .filter(|l| !l.is_empty())
         .collect();
-    let first = errors.first().copied().unwrap_or("mvn failed with no error line");
+    let first = errors.first().map_or("mvn failed with no error line", String::as_str);
     let fetch = [
         "Could not resolve",
         "Could not transfer",
@@ -141,14 +141,32 @@ fn build_error(output: &str) -> String {
         "could not be resolved",
     ];
     if errors.iter().any(|e| fetch.iter().any(|f| e.contains(f))) {
-        let line = errors.iter().find(|e| fetch.iter().any(|f| e.contains(f))).unwrap_or(&first);
+        let line = errors.iter().find(|e| fetch.iter().any(|f| e.contains(f)));
         return format!(
             "Maven could not fetch the JVM side's pinned libraries from Maven Central ({}); \
              where the network reaches it, run `{BUILD_COMMAND}` once (tools/jvm/pom.xml)",
-            shorten(line)
+            shorten(line.map_or(first, String::as_str))
         );
     }
     format!("the JVM side did not build (tools/jvm, mvn): {}", shorten(first))
+}
+
+/// `line` without terminal colour codes (ESC `[` … letter), which Maven may print.
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `line` cut to 300 characters, so an error stays one readable line.
@@ -290,6 +308,26 @@ mod tests {
             "{seed}"
         );
         assert!(with_seed_disruptor("/a/b.jar").is_err());
+    }
+
+    /// A pinned library that Maven Central does not serve is refused by Maven Central
+    /// itself (no stub): the one line names the artifact and the command that fetches.
+    #[test]
+    fn an_artifact_maven_cannot_fetch_is_one_line_naming_the_fetch_command() {
+        let dir = std::env::temp_dir().join(format!("lab-jvm-missing-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("src/pom.xml"),
+            "<project xmlns=\"http://maven.apache.org/POM/4.0.0\"><modelVersion>4.0.0</modelVersion>\
+             <groupId>lab.test</groupId><artifactId>missing</artifactId><version>1</version>\
+             <dependencies><dependency><groupId>com.lmax</groupId><artifactId>disruptor</artifactId>\
+             <version>0.0.0-not-published</version></dependency></dependencies></project>",
+        )
+        .unwrap();
+        let e = build_in(&dir.join("src"), &dir.join("out")).unwrap_err();
+        assert!(e.contains("could not fetch") && e.contains(BUILD_COMMAND), "{e}");
+        assert!(e.contains("0.0.0-not-published") && !e.contains('\n'), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
