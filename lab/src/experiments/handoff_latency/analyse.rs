@@ -18,7 +18,8 @@ use std::time::Duration;
 pub struct LatDetail {
     /// `ping-pong`, `fixed-rate`, `sweep` or `pipeline`.
     pub workload: String,
-    /// The variant (`floor` for the machine floor).
+    /// The variant (`floor` for the machine floor, `harness` for the fixed rate's plain
+    /// loop).
     pub variant: String,
     /// The ring's wait strategy.
     pub wait: Option<String>,
@@ -213,7 +214,7 @@ fn fill_row(
     let workload = rec.plan.key.get("workload").and_then(|v| v.as_str()).unwrap_or("").to_string();
     row.set_detail(&LatDetail {
         workload,
-        variant: c.variant.clone().unwrap_or_else(|| "floor".into()),
+        variant: rec.plan.key.get("variant").and_then(|v| v.as_str()).unwrap_or("").to_string(),
         wait: c.wait.clone(),
         tail: merged.as_ref().map(|m| Tail::of(&m.all)),
         uncorrected: merged.as_ref().and_then(|m| m.uncorrected.as_ref()).map(Tail::of),
@@ -242,6 +243,7 @@ pub fn analyse(a: &HlArgs, run: &Finished<HandoffLatency>, out: &mut Results) {
         vec![x.label.clone(), x.group.clone()]
     }));
     out.charts = super::charts::charts(out, &merged);
+    out.why = super::why::section(out, &super::tables::baseline(out));
     out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
     out.method.extend(super::tables::method(a, &clock));
 }

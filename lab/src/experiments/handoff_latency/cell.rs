@@ -26,16 +26,19 @@ use std::time::Duration;
 /// The message every workload sends: the lab's 16-byte-payload message, checked on receipt.
 pub type Msg = Message<16>;
 
-/// A fault planted in the consumer, for the lab's own tests of the recording (never set by
-/// the command line).
+/// Faults planted for the lab's own tests of the recording (never set by the command line).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plant {
-    /// Sleep [`Plant::stall_ns`] after every this many messages taken (0: never).
+    /// The consumer sleeps [`Plant::stall_ns`] after every this many messages (0: never).
     pub stall_every: u64,
     /// How long a stall lasts, ns.
     pub stall_ns: u64,
-    /// Spin this long after taking each message, before reading the clock, ns.
-    pub delay_ns: u64,
+    /// The consumer spins this long on each message before reading the clock, ns (a slow
+    /// consumer).
+    pub work_ns: u64,
+    /// Each producer sends every message this long after it is due, ns (a fixed delay
+    /// before the handoff, waited for as the schedule is: no CPU held).
+    pub send_late_ns: u64,
 }
 
 impl Plant {
@@ -46,8 +49,8 @@ impl Plant {
 
     #[inline]
     fn after_take(&self, taken: u64) {
-        if self.delay_ns > 0 {
-            let until = now_ns() + self.delay_ns;
+        if self.work_ns > 0 {
+            let until = now_ns() + self.work_ns;
             while now_ns() < until {
                 std::hint::spin_loop();
             }
@@ -253,7 +256,7 @@ fn producer_loop<P: handoff::Producer<Msg>>(
             break;
         }
         let due = start + r.due(k);
-        let now = wait_until(due);
+        let now = wait_until(due + r.plant.send_late_ns);
         if now > deadline {
             break;
         }
@@ -323,6 +326,57 @@ impl WithHandoff for Rate {
         let planned = r.planned();
         Ok(RateRun { corrected, uncorrected, planned, sent, late, unsent: planned - sent })
     }
+}
+
+/// The harness alone (the fixed rate's plain loop): each producer keeps its schedule and
+/// records `now − due` where it would send, with no handoff and no consumer. Its tail is
+/// what the schedule and the machine cost before any handoff adds its own.
+pub fn schedule_only(r: Rate) -> Result<RateRun, String> {
+    let cpus = placement::plan(Placement::Auto, r.producers + 1)?;
+    let s = now_ns() + 1_000_000;
+    let deadline = s + 2 * r.duration.as_nanos() as u64;
+    let pn = r.producers as u64;
+    let planned = r.planned();
+    let threads: Vec<_> = (0..r.producers)
+        .map(|p| {
+            let cpus = cpus.clone();
+            std::thread::spawn(move || {
+                pin(&cpus, p + 1);
+                let mut h = hdr::hist();
+                let (mut sent, mut late) = (0u64, 0u64);
+                let mut k = p as u64;
+                while k < planned {
+                    let due = s + r.due(k);
+                    let now = wait_until(due);
+                    if now > deadline {
+                        break;
+                    }
+                    late += u64::from(now - due >= LATE_NS);
+                    record(&mut h, now_ns() - due);
+                    sent += 1;
+                    k += pn;
+                }
+                (h, sent, late)
+            })
+        })
+        .collect();
+    let mut run = RateRun {
+        corrected: hdr::hist(),
+        uncorrected: hdr::hist(),
+        planned,
+        sent: 0,
+        late: 0,
+        unsent: 0,
+    };
+    for t in threads {
+        let (h, sent, late) = t.join().map_err(|_| "a producer panicked".to_string())?;
+        run.corrected.add(&h).map_err(|e| format!("histogram: {e:?}"))?;
+        run.sent += sent;
+        run.late += late;
+    }
+    run.unsent = planned - run.sent;
+    run.uncorrected = run.corrected.clone();
+    Ok(run)
 }
 
 /// The one-to-three pipeline: a publisher at `rate.rate` (one producer) and three stages.

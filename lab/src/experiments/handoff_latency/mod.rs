@@ -36,6 +36,7 @@ mod run;
 mod tables;
 #[cfg(test)]
 mod tests;
+mod why;
 
 use crate::experiment::TraceMode;
 use crate::experiment::{size, Defaults, Experiment, Finished, Measured, Outcome, Plan, Shared};
@@ -104,10 +105,10 @@ pub struct HlArgs {
     #[arg(long, value_parser = size, default_value = "100")]
     pub p99_bound_us: u64,
     /// The sweep's first rate, in messages per second; it doubles each step.
-    #[arg(long, value_parser = size, default_value = "250K")]
+    #[arg(long, value_parser = size, default_value = "50K")]
     pub sweep_from: u64,
     /// The sweep's most steps, a count (it stops after the first step not sustained).
-    #[arg(long, value_parser = size, default_value = "7")]
+    #[arg(long, value_parser = size, default_value = "8")]
     pub sweep_steps: u64,
     /// Milliseconds of schedule per sweep step.
     #[arg(long, value_parser = size, default_value = "40")]
@@ -274,7 +275,7 @@ impl Experiment for HandoffLatency {
         (no coordinated omission), a sweep to the highest sustained rate, LMAX's one-to-three \
         pipeline; HdrHistogram percentiles, .hgrm files and V2 logs";
     const DEFAULTS: Defaults =
-        Defaults { rounds: 9, runs: 1, warmup: 1, trace: &[TraceMode::Off], heap: None };
+        Defaults { rounds: 13, runs: 1, warmup: 1, trace: &[TraceMode::Off], heap: None };
     type Args = HlArgs;
     type Cell = Cell;
     type Outcome = LatOutcome;

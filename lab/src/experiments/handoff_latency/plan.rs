@@ -13,6 +13,9 @@ use serde_json::json;
 /// The machine floor's row label.
 pub const FLOOR: &str = "machine floor";
 
+/// The fixed rate's plain loop: the schedule with no handoff.
+pub const HARNESS: &str = "harness (no handoff)";
+
 /// The ping-pong group.
 pub const PING_PONG: &str = "ping-pong";
 
@@ -188,7 +191,8 @@ fn cell_plan(
         runs: shared.runs as usize,
         plant: Plant::default(),
     };
-    let label = row.map_or(FLOOR.to_string(), |r| r.label.clone());
+    let plain = if matches!(work, Work::PingPong { .. }) { FLOOR } else { HARNESS };
+    let label = row.map_or(plain.to_string(), |r| r.label.clone());
     let (workload, unit, threads, producers) = match work {
         Work::PingPong { .. } => ("ping-pong", "ns p50 round trip", 2, 1),
         Work::FixedRate { producers, .. } => ("fixed-rate", "ns p99", producers + 1, producers),
@@ -197,7 +201,10 @@ fn cell_plan(
     };
     let mut c = CellPlan::new(cell, label.clone(), group)
         .key("workload", workload)
-        .key("variant", row.map_or("floor", |r| r.variant.as_str()))
+        .key(
+            "variant",
+            row.map_or(if plain == FLOOR { "floor" } else { "harness" }, |r| r.variant.as_str()),
+        )
         .key("producers", producers as u64);
     if let Some(w) = row.and_then(|r| r.wait.clone()) {
         c = c.key("wait", w);
@@ -236,6 +243,7 @@ pub fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
                     for &rate in &rates {
                         let work =
                             Work::FixedRate { rate, producers: p, duration_ms: a.duration_ms };
+                        cells.push(cell_plan(a, shared, work, None, &rate_group(rate, p)));
                         for r in &rows {
                             cells.push(cell_plan(a, shared, work, Some(r), &rate_group(rate, p)));
                         }

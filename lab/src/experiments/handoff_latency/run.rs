@@ -52,7 +52,15 @@ fn facts(run: &RateRun, offered: f64, bound: u64) -> RateFacts {
 }
 
 /// One run of a rate-shaped workload (fixed rate or pipeline).
-fn rate_run(c: &Cell, variant: &str, rate: Rate, pipeline: bool) -> Result<RateRun, String> {
+fn rate_run(
+    c: &Cell,
+    variant: Option<&str>,
+    rate: Rate,
+    pipeline: bool,
+) -> Result<RateRun, String> {
+    let Some(variant) = variant else {
+        return cell::schedule_only(Rate { plant: c.plant, ..rate });
+    };
     let s = settings(c, variant);
     if pipeline {
         variants::dispatch(&s, Pipeline { rate })?
@@ -75,7 +83,7 @@ fn sweep(
     let mut rate = from;
     for _ in 0..steps {
         let r = Rate { rate, producers, duration: step, plant: c.plant };
-        let run = rate_run(c, variant, r, false)?;
+        let run = rate_run(c, Some(variant), r, false)?;
         let verdict = judge(&run, c.p99_bound_ns);
         out.push(Step {
             rate,
@@ -117,11 +125,11 @@ fn one_run(c: &Cell) -> Result<One, String> {
         (Work::PingPong { trips }, Some(v)) => {
             plain(variants::dispatch(&settings(c, v), PingPong { trips: *trips })??)
         }
-        (Work::FixedRate { rate, producers, duration_ms }, Some(v)) => {
+        (Work::FixedRate { rate, producers, duration_ms }, v) => {
             rated(c, v, *rate, *producers, *duration_ms, false)?
         }
         (Work::Pipeline { rate, duration_ms }, Some(v)) => {
-            rated(c, v, *rate, 1, *duration_ms, true)?
+            rated(c, Some(v), *rate, 1, *duration_ms, true)?
         }
         (Work::Sweep { from, steps, step_ms, producers }, Some(v)) => {
             let s = sweep(c, v, *from, *steps, *producers, Duration::from_millis(*step_ms))?;
@@ -133,7 +141,9 @@ fn one_run(c: &Cell) -> Result<One, String> {
                 steps: s,
             }
         }
-        (_, None) => return Err("only ping-pong has a machine-floor row".into()),
+        (_, None) => {
+            return Err("only ping-pong and fixed-rate have a row without a variant".into())
+        }
     })
 }
 
@@ -141,7 +151,7 @@ fn one_run(c: &Cell) -> Result<One, String> {
 /// pipeline, as LMAX reports it), ns.
 fn rated(
     c: &Cell,
-    v: &str,
+    v: Option<&str>,
     rate: f64,
     producers: usize,
     ms: u64,

@@ -205,7 +205,9 @@ fn rate_table(r: &Results, clock: &Clock, group: &str, base: &str, pipeline: boo
         "Sustained: every message sent, and p99 under --p99-bound-us. Late: sent 10 µs or more \
          after it was due (the send itself held the producer). Unsent: still due when the \
          producers stopped at twice the schedule's length; percentiles marked ≥ leave them \
-         out. Uncorrected: from the actual send, what a closed-loop recording would report."
+         out. Uncorrected: from the actual send, what a closed-loop recording would report. \
+         harness (no handoff): the producers' schedule alone, recording where they would send: \
+         what the schedule and the machine cost before any handoff."
             .into()
     });
     t
@@ -287,10 +289,17 @@ fn targets(r: &Results) -> Vec<Target> {
     out
 }
 
+/// The row the ratios are taken against: locked where it ran, else the plan's first row.
+pub fn baseline(r: &Results) -> String {
+    if r.results.iter().any(|x| x.label == "locked") {
+        return "locked".into();
+    }
+    r.ratios.first().map_or_else(|| "locked".into(), |q| q.baseline.clone())
+}
+
 /// Every table, and the targets.
 pub fn tables(a: &HlArgs, clock: &Clock, out: &mut Results) {
-    let base = out.ratios.first().map(|q| q.baseline.clone()).unwrap_or_else(|| "locked".into());
-    let base = if out.results.iter().any(|x| x.label == "locked") { "locked".into() } else { base };
+    let base = baseline(out);
     let mut groups: Vec<(String, String)> = Vec::new();
     for x in &out.results {
         let w = detail(x).workload;

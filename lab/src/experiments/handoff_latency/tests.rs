@@ -36,7 +36,7 @@ fn a_planted_stall_shows_in_the_corrected_tail_and_hides_from_the_uncorrected() 
     // sends the rest late: counted from the actual send, they look prompt, and the stall is
     // recorded for the few messages it caught in the channel and in the send.
     let stall = 10 * MS;
-    let plant = Plant { stall_every: 10_000, stall_ns: stall, delay_ns: 0 };
+    let plant = Plant { stall_every: 10_000, stall_ns: stall, ..Plant::default() };
     let r = run(100_000.0, 300, 2, plant);
     let (c, u) = (Tail::of(&r.corrected), Tail::of(&r.uncorrected));
     assert!(c.p999 >= 8 * MS, "corrected p99.9 {} ns should be near the 10 ms stall", c.p999);
@@ -59,13 +59,13 @@ fn a_planted_stall_shows_in_the_corrected_tail_and_hides_from_the_uncorrected() 
 
 #[test]
 fn a_planted_fixed_delay_shifts_every_percentile_by_that_delay() {
-    // 50 msgs/s (20 ms apart) for 1 s; the consumer spins 5 ms on each message before
-    // reading the clock: it keeps up (5 < 20 ms), so every latency is the handoff's plus
-    // 5 ms; a delay this long stands above a loaded machine's wake-up noise.
-    let delay = 5 * MS;
-    let base = Tail::of(&run(50.0, 1000, 64, Plant::default()).corrected);
-    let plant = Plant { delay_ns: delay, ..Plant::default() };
-    let shifted = Tail::of(&run(50.0, 1000, 64, plant).corrected);
+    // 20 msgs/s (50 ms apart) for 1 s; the producer sends each message 10 ms after it is
+    // due (waiting as it waits for its schedule, holding no CPU): every latency is the
+    // handoff's plus 10 ms, a delay that stands above a loaded machine's wake-up noise.
+    let delay = 10 * MS;
+    let base = Tail::of(&run(20.0, 1000, 64, Plant::default()).corrected);
+    let plant = Plant { send_late_ns: delay, ..Plant::default() };
+    let shifted = Tail::of(&run(20.0, 1000, 64, plant).corrected);
     let by = shifted.p50 as f64 - base.p50 as f64;
     assert!(
         (by - delay as f64).abs() < 0.4 * delay as f64,
@@ -73,13 +73,14 @@ fn a_planted_fixed_delay_shifts_every_percentile_by_that_delay() {
     );
     let lowest = shifted.p50.min(shifted.p90).min(shifted.p99).min(shifted.max);
     assert!(lowest >= delay, "a percentile below the planted delay: {shifted:?}");
+    assert!(shifted.max >= base.p50 + delay, "{base:?} → {shifted:?}");
 }
 
 #[test]
 fn a_rate_the_consumer_cannot_keep_is_reported_as_not_sustained_never_as_low_latency() {
     // 100k msgs/s offered; the consumer spends 50 µs a message (20k msgs/s at best) and the
     // channel holds 2: the producer is held, passes its deadline and leaves messages unsent.
-    let plant = Plant { delay_ns: 50 * US, ..Plant::default() };
+    let plant = Plant { work_ns: 50 * US, ..Plant::default() };
     let r = run(100_000.0, 50, 2, plant);
     let why = judge(&r, 100 * US).expect_err("not sustained");
     assert!(r.unsent > 0 && why.contains("never sent"), "{why}");
@@ -151,9 +152,9 @@ fn bad_input_is_one_line_naming_the_valid_choices() {
 #[test]
 fn the_plan_has_a_floor_and_every_row_in_each_workload() {
     let n = plan_of(&["--variants", "locked,ring", "--wait", "busy-spin,blocking"]).unwrap();
-    // ping-pong: floor + 3 rows; fixed rate: 3; sweep: 3; pipeline: locked + ring[blocking,
+    // ping-pong: floor + 3 rows; fixed rate: harness + 3; sweep: 3; pipeline: locked + ring[blocking,
     // yielding].
-    assert_eq!(n, 4 + 3 + 3 + 3);
+    assert_eq!(n, 4 + 4 + 3 + 3);
 }
 
 #[test]
