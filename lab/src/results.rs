@@ -335,6 +335,12 @@ pub struct Chart {
     /// charts with a numeric x axis).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub x_names: Vec<(f64, String)>,
+    /// Named ticks on a numeric x axis whose x is a transform of what it names (a
+    /// log-scaled percentile axis, x = log10(1/(1 − q)), as HdrHistogram's plotter draws
+    /// it; a log-scaled rate): the series stay joined and only these x are labelled
+    /// (absent from other charts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub x_ticks: Vec<(f64, String)>,
 }
 
 /// A file of the run folder with what it is.

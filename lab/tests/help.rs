@@ -257,6 +257,17 @@ const UNITS: &[(&str, &str, &str)] = &[
     ("echo-server", "--workers", "threads"),
     ("echo-server", "--port", "port"),
     ("trace-overhead", "--messages", "Messages per run"),
+    ("handoff-latency", "--round-trips", "a count"),
+    ("handoff-latency", "--rates", "messages per second"),
+    ("handoff-latency", "--producers", "threads"),
+    ("handoff-latency", "--duration-ms", "Milliseconds"),
+    ("handoff-latency", "--p99-bound-us", "Microseconds"),
+    ("handoff-latency", "--sweep-from", "messages per second"),
+    ("handoff-latency", "--sweep-steps", "a count"),
+    ("handoff-latency", "--sweep-step-ms", "Milliseconds"),
+    ("handoff-latency", "--pipeline-rate", "messages per second"),
+    ("handoff-latency", "--pipeline-ms", "Milliseconds"),
+    ("handoff-latency", "--ring-size", "slots"),
 ];
 
 /// Options whose value is neither a name from a list nor a figure.

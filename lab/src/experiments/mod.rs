@@ -6,6 +6,7 @@ mod charts;
 mod choices;
 mod disruptor_vs_lbq;
 mod echo_server;
+mod handoff_latency;
 mod heap_growth;
 mod jvm_referee;
 mod latency;
@@ -23,6 +24,7 @@ pub use backpressure::{seed_case, BackpressureBuffer, Outcome};
 pub use disruptor_vs_lbq::DisruptorVsLbq;
 pub use echo_server::jvm::SERVERS as ECHO_JVM_SERVERS;
 pub use echo_server::EchoServer;
+pub use handoff_latency::HandoffLatency;
 pub use heap_growth::HeapGrowth;
 pub use jvm_referee::JvmReferee;
 pub use latency::PublishOnLatency;
@@ -34,6 +36,7 @@ pub static ALL: &[&dyn Registered] = &[
     &Entry::<DisruptorVsLbq>::NEW,
     &Entry::<SubscribeOverhead>::NEW,
     &Entry::<PublishOnLatency>::NEW,
+    &Entry::<HandoffLatency>::NEW,
     &Entry::<BackpressureBuffer>::NEW,
     &Entry::<HeapGrowth>::NEW,
     &Entry::<AllocPooledVsUnpooled>::NEW,

@@ -237,6 +237,21 @@ fn chart_axes(s: &mut String, f: &Frame, pts: &[(f64, f64)], c: &Chart) {
     let mut xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
+    if !c.x_ticks.is_empty() {
+        // A transformed numeric axis: a grid line and a name at each named tick only.
+        for (x, name) in c.x_ticks.iter().filter(|(x, _)| *x >= f.xmin && *x <= f.xmin + f.xspan) {
+            let px = f.px(*x);
+            let _ = writeln!(
+                s,
+                "<line x1=\"{px:.1}\" y1=\"{mt}\" x2=\"{px:.1}\" y2=\"{}\" stroke=\"#eee\"/>\
+                 <text class=\"x-tick\" x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                h - mb,
+                h - mb + 15.0,
+                html_escape(name)
+            );
+        }
+        xs.clear();
+    }
     for x in &xs {
         let name = c.x_names.iter().find(|(v, _)| v == x).map(|(_, n)| n.as_str());
         let (px, y) = (f.px(*x), h - mb + 15.0);

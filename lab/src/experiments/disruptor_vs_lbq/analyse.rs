@@ -836,6 +836,19 @@ mod tests {
     }
 
     #[test]
+    fn the_sampled_latency_table_is_named_queueing_delay_and_points_to_handoff_latency() {
+        let r = default_run();
+        let t = r
+            .tables
+            .iter()
+            .find(|t| t.title.starts_with("Queueing delay at saturation"))
+            .expect("the sampled table, named for what it measures");
+        assert!(t.title.contains("not the handoff's latency, see handoff-latency"), "{}", t.title);
+        let note = t.note.as_deref().unwrap_or("");
+        assert!(note.contains("must not be read as handoff latency"), "{note}");
+    }
+
+    #[test]
     fn the_default_runs_terminal_report_fits_one_screen() {
         let r = default_run();
         let s = crate::report::terminal_report(&r, false);

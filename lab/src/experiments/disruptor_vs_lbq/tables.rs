@@ -253,7 +253,9 @@ fn fmt_us(ns: u64) -> String {
 
 pub(super) fn latency_table(r: &Results, every: u64) -> Table {
     let mut t = Table::new(
-        "End-to-end latency of sampled messages (µs, publish → consume; median over forks)",
+        "Queueing delay at saturation of sampled messages (µs, send → consume while every \
+         producer sends as fast as it can; median over forks): not the handoff's latency, see \
+         handoff-latency",
         &["variant", "P", "samples", "p50", "p90", "p99", "p99.9", "max"],
     );
     for x in &r.results {
@@ -276,8 +278,13 @@ pub(super) fn latency_table(r: &Results, every: u64) -> Table {
         });
     }
     t.note = Some(format!(
-        "Every {every}th message of each producer is stamped at send and read at receipt; \
-         queueing under full load dominates these figures."
+        "Every {every}th message of each producer is stamped at send and read at receipt while \
+         the producers saturate the channel: a message waits behind everything queued before \
+         it (up to the ring's size; without bound in the locked queue), so these figures are \
+         the queue's depth times the consumer's speed, counted from the actual send in a \
+         closed loop (coordinated omission). They must not be read as handoff latency: `lab \
+         handoff-latency` measures that (ping-pong round trips, a fixed offered rate counted \
+         from each message's due time, LMAX's pipeline)."
     ));
     t
 }
@@ -551,7 +558,9 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
     let mut out: Vec<Chart> = ratio_chart(r).into_iter().collect();
     out.push(qps);
     out.push(Chart {
-        title: "Latency of sampled messages (log scale)".into(),
+        title: "Queueing delay at saturation of sampled messages (log scale; not handoff \
+                latency: see handoff-latency)"
+            .into(),
         x_label: "producers (P)".into(),
         y_label: "µs".into(),
         series: lat,

@@ -1,0 +1,294 @@
+//! `handoff-latency`: how long one message waits, measured as LMAX, wrk2 and HdrHistogram
+//! measure it (issue 37), for every Rust handoff of the lab.
+//!
+//! Four workloads, each a group of rows:
+//!
+//! * **ping-pong**: two channels of one variant, one message in flight (LMAX's
+//!   `PingPongSequencedLatencyTest`): round-trip percentiles, the design's floor. Beside
+//!   them the **machine floor**: the same protocol through one atomic on the same two CPUs
+//!   (the round trip `runner::speed` probes before every fork).
+//! * **fixed rate** (open loop): P producers send on a schedule; each message's latency
+//!   runs from when it was *due* to when the consumer took it, so a stall is charged to
+//!   every message it delayed (no coordinated omission, as wrk2). p50 … p99.99 and max,
+//!   messages sent late or never; a rate that was not sustained says so.
+//! * **sweep**: the rate doubles each step until the variant no longer sustains it (every
+//!   message sent, p99 under `--p99-bound-us`): the highest sustained rate, and the
+//!   latency-against-rate curve with its knee.
+//! * **pipeline**: LMAX's `ThrottledOneToThreePipelineLatencyTest`: a publisher at one
+//!   event per µs and three stages in a chain, each stage a channel of the variant; the
+//!   mean latency, ring against the locked queue beside LMAX's published 52 ns against
+//!   32,757 ns.
+//!
+//! Each row's measured runs go into one HdrHistogram per fork (1 ns .. 100 s, 3
+//! significant digits); the row's percentiles are of the forks' histograms merged, written
+//! as `<row>.hgrm` and `<row>.hlog` (a V2 interval log, one interval per fork); its score
+//! (p50 round trip, p99, highest sustained rate or mean) is paired across rounds as the
+//! throughput rows are. The clock is measured in the same run; no figure is printed below
+//! its resolution.
+
+mod analyse;
+mod cell;
+mod charts;
+mod clock;
+mod hdr;
+mod plan;
+mod run;
+mod tables;
+#[cfg(test)]
+mod tests;
+mod why;
+
+use crate::experiment::TraceMode;
+use crate::experiment::{size, Defaults, Experiment, Finished, Measured, Outcome, Plan, Shared};
+use crate::experiments::choices::{self, Choices};
+use crate::protocol::Ctx;
+use crate::results::Results;
+use clap::{Args, ValueEnum};
+use hdr::Tail;
+use serde::{Deserialize, Serialize};
+
+pub use cell::Plant;
+
+/// The experiment.
+#[derive(Debug)]
+pub struct HandoffLatency;
+
+/// A workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workload {
+    /// Round trips with one message in flight, beside the machine floor.
+    PingPong,
+    /// The offered rates of --rates, open loop.
+    FixedRate,
+    /// Rates doubling from --sweep-from until not sustained.
+    Sweep,
+    /// LMAX's one-to-three pipeline at --pipeline-rate.
+    Pipeline,
+}
+
+/// Its options.
+#[derive(Args, Debug, Clone, Serialize)]
+pub struct HlArgs {
+    /// Workloads, a comma list of the names below.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "ping-pong,fixed-rate,sweep,pipeline"
+    )]
+    pub workloads: Vec<Workload>,
+    /// Variants: a comma list of the names below, or `all` (every handoff of this build; the
+    /// JVM originals are not in this experiment yet).
+    #[arg(long, default_value = "all", value_parser = Choices::new(plan::variant_list, plan::variant_values))]
+    pub variants: String,
+    /// The ring rows' wait strategies (one row each): a comma list of the names below, or
+    /// `all`.
+    #[arg(long, default_value = "all", value_parser = Choices::new(choices::wait_list, choices::waits_and_all))]
+    pub wait: String,
+    /// Round trips per ping-pong run, a count.
+    #[arg(long, value_parser = size, default_value = "5000")]
+    pub round_trips: u64,
+    /// Offered rates of the fixed-rate workload, in messages per second (all producers
+    /// together): a comma list such as 100K,1M.
+    #[arg(long, default_value = "1M")]
+    pub rates: String,
+    /// Producer threads of the fixed-rate and sweep workloads (one group each): `1,2` or
+    /// `1..2`.
+    #[arg(long, default_value = "1")]
+    pub producers: String,
+    /// Milliseconds of schedule per fixed-rate run.
+    #[arg(long, value_parser = size, default_value = "100")]
+    pub duration_ms: u64,
+    /// Microseconds: the p99 a rate must stay under (with every message sent) to count as
+    /// sustained.
+    #[arg(long, value_parser = size, default_value = "100")]
+    pub p99_bound_us: u64,
+    /// The sweep's first rate, in messages per second; it doubles each step.
+    #[arg(long, value_parser = size, default_value = "50K")]
+    pub sweep_from: u64,
+    /// The sweep's most steps, a count (it stops after the first step not sustained).
+    #[arg(long, value_parser = size, default_value = "8")]
+    pub sweep_steps: u64,
+    /// Milliseconds of schedule per sweep step.
+    #[arg(long, value_parser = size, default_value = "40")]
+    pub sweep_step_ms: u64,
+    /// The pipeline's publishing rate, in messages per second (LMAX: 1M, one per µs).
+    #[arg(long, value_parser = size, default_value = "1M")]
+    pub pipeline_rate: u64,
+    /// Milliseconds of schedule per pipeline run.
+    #[arg(long, value_parser = size, default_value = "100")]
+    pub pipeline_ms: u64,
+    /// The pipeline's ring rows' wait strategies: a comma list of the names below, or
+    /// `all` (its four threads share two CPUs here: a spinning stage starves the others).
+    #[arg(long, default_value = "blocking,yielding", value_parser = Choices::new(choices::wait_list, choices::waits_and_all))]
+    pub pipeline_wait: String,
+    /// Ring size in slots, a power of two: the ring's and disruptor-rs's slots, the bound
+    /// of the channel peers (the locked queue and the naive buffer are unbounded).
+    #[arg(long, value_parser = size, default_value = "1024")]
+    pub ring_size: u64,
+}
+
+/// What a cell runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "workload", rename_all = "kebab-case")]
+pub enum Work {
+    /// Round trips per run.
+    PingPong {
+        /// Round trips.
+        trips: u64,
+    },
+    /// One offered rate.
+    FixedRate {
+        /// Messages per second, all producers.
+        rate: f64,
+        /// Producer threads.
+        producers: usize,
+        /// Schedule length, ms.
+        duration_ms: u64,
+    },
+    /// A climb.
+    Sweep {
+        /// First rate, messages per second.
+        from: f64,
+        /// Most steps.
+        steps: u32,
+        /// Schedule per step, ms.
+        step_ms: u64,
+        /// Producer threads.
+        producers: usize,
+    },
+    /// The one-to-three pipeline.
+    Pipeline {
+        /// Messages per second.
+        rate: f64,
+        /// Schedule length, ms.
+        duration_ms: u64,
+    },
+}
+
+/// What a child is told.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    /// The workload.
+    pub work: Work,
+    /// The variant (`None`: the machine floor).
+    pub variant: Option<String>,
+    /// The ring's wait strategy.
+    pub wait: Option<String>,
+    /// Ring size / channel bound.
+    pub ring_size: usize,
+    /// The bound of a sustained rate's p99, ns.
+    pub p99_bound_ns: u64,
+    /// Warm-up runs.
+    pub warmup: usize,
+    /// Measured runs.
+    pub runs: usize,
+    /// Test faults in the consumer (none from the command line).
+    #[serde(default, skip_serializing_if = "Plant::is_none")]
+    pub plant: Plant,
+}
+
+/// A fixed-rate run's account.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RateFacts {
+    /// Messages per second offered.
+    pub offered: f64,
+    /// Messages the schedule held.
+    pub planned: u64,
+    /// Messages sent.
+    pub sent: u64,
+    /// Messages sent 10 µs or more after they were due (`cell::LATE_NS`).
+    pub late: u64,
+    /// Messages never sent.
+    pub unsent: u64,
+    /// Why the rate was not sustained (`None`: it was).
+    pub not_sustained: Option<String>,
+}
+
+/// One step of a sweep.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// Messages per second offered.
+    pub rate: f64,
+    /// Its percentiles (from the due time), ns.
+    pub tail: Tail,
+    /// Messages sent late.
+    pub late: u64,
+    /// Messages never sent.
+    pub unsent: u64,
+    /// Why it was not sustained (`None`: it was).
+    pub not_sustained: Option<String>,
+}
+
+/// One run, checked.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunOut {
+    /// A warm-up (not measured).
+    pub warmup: bool,
+    /// Whether every message arrived once, in per-producer order, intact.
+    pub valid: bool,
+    /// "ok" or what failed.
+    pub verdict: String,
+    /// The run's score in the cell's unit.
+    pub score: f64,
+    /// Its own percentiles, ns.
+    pub tail: Tail,
+    /// Fixed-rate and pipeline runs: the schedule's account.
+    pub rate: Option<RateFacts>,
+    /// Fixed-rate and pipeline runs: the percentiles from the actual send instead of the
+    /// due time, ns: what a recording with coordinated omission would report.
+    pub uncorrected: Option<Tail>,
+}
+
+/// What a child returns.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LatOutcome {
+    /// Every run, warm-ups first.
+    pub runs: Vec<RunOut>,
+    /// The measured runs' histogram (from the due time), V2-deflate, base64.
+    pub hist: Option<String>,
+    /// The same from the actual send (fixed-rate and pipeline cells).
+    pub uncorrected: Option<String>,
+    /// A sweep cell's climbs, one per measured run.
+    pub sweeps: Vec<Vec<Step>>,
+}
+
+impl Outcome for LatOutcome {
+    fn measured(&self) -> Vec<Measured> {
+        self.runs
+            .iter()
+            .filter(|r| !r.warmup)
+            .map(|r| Measured { value: r.score, valid: r.valid, verdict: r.verdict.clone() })
+            .collect()
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.runs.iter().find(|r| !r.valid).map(|r| r.verdict.clone())
+    }
+}
+
+impl Experiment for HandoffLatency {
+    const NAME: &'static str = "handoff-latency";
+    const ABOUT: &'static str = "issue 37: latency as LMAX measures it — ping-pong round trips \
+        beside the machine's floor, a fixed offered rate counted from each message's due time \
+        (no coordinated omission), a sweep to the highest sustained rate, LMAX's one-to-three \
+        pipeline; HdrHistogram percentiles, .hgrm files and V2 logs";
+    const DEFAULTS: Defaults =
+        Defaults { rounds: 13, runs: 1, warmup: 1, trace: &[TraceMode::Off], heap: None };
+    type Args = HlArgs;
+    type Cell = Cell;
+    type Outcome = LatOutcome;
+
+    fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
+        plan::plan(a, shared)
+    }
+
+    fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<LatOutcome, String> {
+        run::run_cell(cell, ctx)
+    }
+
+    fn analyse(a: &HlArgs, run: &Finished<Self>, out: &mut Results) {
+        analyse::analyse(a, run, out);
+    }
+}

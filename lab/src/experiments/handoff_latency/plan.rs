@@ -1,0 +1,316 @@
+//! `handoff-latency`'s plan: its options checked (a one-line error naming the valid
+//! choices), the rows (variant × ring wait) of each workload's group, the baseline and the
+//! pairs against the machine floor.
+
+use super::{Cell, HlArgs, Plant, Work, Workload};
+use crate::experiment::{CellPlan, Plan, Shared};
+use crate::experiments::choices;
+use crate::measure::variants::{self, VariantInfo, WAITS};
+use crate::units::{parse_list, parse_producers, parse_size};
+use clap::builder::PossibleValue;
+use serde_json::json;
+
+/// The machine floor's row label.
+pub const FLOOR: &str = "machine floor";
+
+/// The fixed rate's plain loop: the schedule with no handoff.
+pub const HARNESS: &str = "harness (no handoff)";
+
+/// The ping-pong group.
+pub const PING_PONG: &str = "ping-pong";
+
+/// The variants this experiment drives: every handoff of this build (fault variants only
+/// under `LAB_FAULTS=1`).
+fn offered() -> Vec<VariantInfo> {
+    variants::handoffs().into_iter().filter(|v| v.unavailable.is_none()).collect()
+}
+
+fn valid_names() -> String {
+    offered().iter().map(|v| v.name).collect::<Vec<_>>().join(", ")
+}
+
+/// `--variants`: `all` or a comma list of handoff names; kept as given.
+pub fn variant_list(s: &str) -> Result<String, String> {
+    if s.trim() == "all" {
+        return Ok(s.to_string());
+    }
+    for name in parse_list(s) {
+        if variants::is_jvm(&name) {
+            return Err(format!(
+                "variant '{name}' runs on the JVM, which handoff-latency does not drive yet; \
+                 valid: {}",
+                valid_names()
+            ));
+        }
+        if !offered().iter().any(|v| v.name == name) {
+            return Err(format!("unknown variant '{name}'; valid: {}", valid_names()));
+        }
+    }
+    Ok(s.to_string())
+}
+
+/// `--variants`' possible values.
+pub fn variant_values() -> Vec<PossibleValue> {
+    choices::variant_values(&offered(), Some("every variant above but the planted faults"))
+}
+
+/// A row: its label, variant and ring wait.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowSpec {
+    /// `ring[busy-spin]`, `locked`.
+    pub label: String,
+    /// The variant.
+    pub variant: String,
+    /// The ring's wait.
+    pub wait: Option<String>,
+}
+
+fn waits(s: &str) -> Vec<String> {
+    if s.trim() == "all" {
+        WAITS.iter().map(|w| w.0.to_string()).collect()
+    } else {
+        dedup(parse_list(s))
+    }
+}
+
+fn dedup<T: PartialEq>(xs: Vec<T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for x in xs {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// The rows of `--variants` × (for the ring) `waits`.
+pub fn row_specs(variants: &str, wait: &str) -> Vec<RowSpec> {
+    let names: Vec<String> = if variants.trim() == "all" {
+        offered().into_iter().filter(|v| !v.is_fault()).map(|v| v.name.to_string()).collect()
+    } else {
+        dedup(parse_list(variants))
+    };
+    let mut out = Vec::new();
+    for n in names {
+        let takes_wait = variants::find(&n).is_some_and(|v| v.takes_wait);
+        if takes_wait {
+            for w in waits(wait) {
+                out.push(RowSpec { label: format!("{n}[{w}]"), variant: n.clone(), wait: Some(w) });
+            }
+        } else {
+            out.push(RowSpec { label: n.clone(), variant: n, wait: None });
+        }
+    }
+    out
+}
+
+/// A rate as the labels write it: 1M, 250K, 1.5M.
+pub fn fmt_rate(r: f64) -> String {
+    let (v, unit) = if r >= 1e6 {
+        (r / 1e6, "M")
+    } else if r >= 1e3 {
+        (r / 1e3, "K")
+    } else {
+        (r, "")
+    };
+    let t = format!("{v:.2}");
+    let t = t.trim_end_matches('0').trim_end_matches('.');
+    format!("{t}{unit}")
+}
+
+/// The group of a fixed-rate cell.
+pub fn rate_group(rate: f64, producers: usize) -> String {
+    format!("{} msgs/s P={producers}", fmt_rate(rate))
+}
+
+/// The group of a sweep cell.
+pub fn sweep_group(producers: usize) -> String {
+    format!("sweep P={producers}")
+}
+
+/// The group of the pipeline's cells.
+pub fn pipeline_group(rate: f64) -> String {
+    format!("pipeline {} msgs/s", fmt_rate(rate))
+}
+
+fn positive(name: &str, v: u64) -> Result<(), String> {
+    if v == 0 {
+        return Err(format!("{name} must be at least 1 (got 0)"));
+    }
+    Ok(())
+}
+
+/// The checked lists: rates (messages per second) and producer counts.
+fn lists(a: &HlArgs) -> Result<(Vec<f64>, Vec<usize>), String> {
+    let mut rates = Vec::new();
+    for r in parse_list(&a.rates) {
+        let n = parse_size(&r).map_err(|e| format!("--rates: {e}"))?;
+        positive("every rate of --rates", n)?;
+        rates.push(n as f64);
+    }
+    if rates.is_empty() {
+        return Err("--rates is empty; give rates in messages per second, e.g. 100K,1M".into());
+    }
+    let producers = parse_producers(&a.producers).map_err(|e| format!("--producers: {e}"))?;
+    if producers.is_empty() || producers.contains(&0) {
+        return Err(format!("--producers must list counts of at least 1 (got '{}')", a.producers));
+    }
+    Ok((dedup(rates), producers))
+}
+
+fn check(a: &HlArgs) -> Result<(), String> {
+    positive("--round-trips", a.round_trips)?;
+    positive("--duration-ms", a.duration_ms)?;
+    positive("--p99-bound-us", a.p99_bound_us)?;
+    positive("--sweep-from", a.sweep_from)?;
+    positive("--sweep-step-ms", a.sweep_step_ms)?;
+    positive("--pipeline-rate", a.pipeline_rate)?;
+    positive("--pipeline-ms", a.pipeline_ms)?;
+    if !(1..=20).contains(&a.sweep_steps) {
+        return Err(format!("--sweep-steps must be 1 to 20 (got {})", a.sweep_steps));
+    }
+    ring::check_size(a.ring_size as usize).map_err(|e| format!("--ring-size: {e}"))?;
+    Ok(())
+}
+
+/// A cell of `work` for `row` (`None`: the machine floor) in `group`.
+fn cell_plan(
+    a: &HlArgs,
+    shared: &Shared,
+    work: Work,
+    row: Option<&RowSpec>,
+    group: &str,
+) -> CellPlan<Cell> {
+    let cell = Cell {
+        work,
+        variant: row.map(|r| r.variant.clone()),
+        wait: row.and_then(|r| r.wait.clone()),
+        ring_size: a.ring_size as usize,
+        p99_bound_ns: a.p99_bound_us * 1000,
+        warmup: shared.warmup as usize,
+        runs: shared.runs as usize,
+        plant: Plant::default(),
+    };
+    let plain = if matches!(work, Work::PingPong { .. }) { FLOOR } else { HARNESS };
+    let label = row.map_or(plain.to_string(), |r| r.label.clone());
+    let (workload, unit, threads, producers) = match work {
+        Work::PingPong { .. } => ("ping-pong", "ns p50 round trip", 2, 1),
+        Work::FixedRate { producers, .. } => ("fixed-rate", "ns p99", producers + 1, producers),
+        Work::Sweep { producers, .. } => ("sweep", "msgs/s sustained", producers + 1, producers),
+        Work::Pipeline { .. } => ("pipeline", "ns mean", 1 + super::cell::STAGES, 1),
+    };
+    let mut c = CellPlan::new(cell, label.clone(), group)
+        .key("workload", workload)
+        .key(
+            "variant",
+            row.map_or(if plain == FLOOR { "floor" } else { "harness" }, |r| r.variant.as_str()),
+        )
+        .key("producers", producers as u64);
+    if let Some(w) = row.and_then(|r| r.wait.clone()) {
+        c = c.key("wait", w);
+    }
+    let slug: String =
+        group.chars().map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '-' }).collect();
+    c.file_stem = format!("{slug}-{}", c.file_stem.replace(' ', "-"));
+    c.unit = unit;
+    c.higher_is_better = matches!(work, Work::Sweep { .. });
+    c.threads = threads;
+    c.heap = false;
+    c.trace = false;
+    c
+}
+
+/// The plan.
+pub fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
+    check(a)?;
+    let (rates, producers) = lists(a)?;
+    let rows = row_specs(&a.variants, &a.wait);
+    let workloads = dedup(a.workloads.clone());
+    let mut cells = Vec::new();
+    let mut pairs = Vec::new();
+    for w in &workloads {
+        match w {
+            Workload::PingPong => {
+                let work = Work::PingPong { trips: a.round_trips };
+                cells.push(cell_plan(a, shared, work, None, PING_PONG));
+                for r in &rows {
+                    cells.push(cell_plan(a, shared, work, Some(r), PING_PONG));
+                    pairs.push((r.label.clone(), FLOOR.to_string()));
+                }
+            }
+            Workload::FixedRate => {
+                for &p in &producers {
+                    for &rate in &rates {
+                        let work =
+                            Work::FixedRate { rate, producers: p, duration_ms: a.duration_ms };
+                        cells.push(cell_plan(a, shared, work, None, &rate_group(rate, p)));
+                        for r in &rows {
+                            cells.push(cell_plan(a, shared, work, Some(r), &rate_group(rate, p)));
+                        }
+                    }
+                }
+            }
+            Workload::Sweep => {
+                for &p in &producers {
+                    let work = Work::Sweep {
+                        from: a.sweep_from as f64,
+                        steps: a.sweep_steps as u32,
+                        step_ms: a.sweep_step_ms,
+                        producers: p,
+                    };
+                    for r in &rows {
+                        cells.push(cell_plan(a, shared, work, Some(r), &sweep_group(p)));
+                    }
+                }
+            }
+            Workload::Pipeline => {
+                let rate = a.pipeline_rate as f64;
+                let work = Work::Pipeline { rate, duration_ms: a.pipeline_ms };
+                let chosen: Vec<String> = rows.iter().map(|r| r.variant.clone()).collect();
+                let mut prows = Vec::new();
+                if chosen.iter().any(|v| v == "locked") {
+                    prows.push(RowSpec {
+                        label: "locked".into(),
+                        variant: "locked".into(),
+                        wait: None,
+                    });
+                }
+                if chosen.iter().any(|v| v == "ring") {
+                    prows.extend(row_specs("ring", &a.pipeline_wait));
+                }
+                if prows.is_empty() {
+                    return Err("the pipeline workload compares the ring with the locked queue: \
+                                --variants must name ring or locked"
+                        .into());
+                }
+                for r in &prows {
+                    cells.push(cell_plan(a, shared, work, Some(r), &pipeline_group(rate)));
+                }
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Err(format!("no variant chosen; valid: {}", valid_names()));
+    }
+    let baseline = if rows.iter().any(|r| r.label == "locked") {
+        "locked".to_string()
+    } else {
+        rows[0].label.clone()
+    };
+    Ok(Plan {
+        cells,
+        baseline: Some(baseline),
+        pairs,
+        config: json!({
+            "rows": rows.iter().map(|r| r.label.clone()).collect::<Vec<_>>(),
+            "rates_per_s": rates,
+            "producers": producers,
+            "p99_bound_ns": a.p99_bound_us * 1000,
+            "late_ns": super::cell::LATE_NS,
+            "ring_size": a.ring_size,
+            "locked_capacity": "unbounded",
+        }),
+        input_size: a.round_trips,
+        notes: Vec::new(),
+    })
+}

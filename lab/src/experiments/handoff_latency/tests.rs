@@ -1,0 +1,195 @@
+//! The recording checked against planted faults (no test here asserts a speed): a stall
+//! shows in the corrected tail and not in the uncorrected one; a fixed delay shifts the
+//! percentiles by itself; a rate that cannot be kept is reported as not sustained, never
+//! as a low latency; the files read back as written; bad input is one line naming the
+//! valid choices.
+
+use super::cell::{Plant, Rate, RateRun};
+use super::hdr::{self, Tail};
+use super::run::judge;
+use super::{plan, HlArgs};
+use crate::experiment::{Shared, Switch, TraceMode};
+use crate::measure::peers::CrossbeamHandoff;
+use crate::measure::variants::WithHandoff;
+use clap::Parser;
+use std::time::Duration;
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+/// One timed run at a time: the tests' runs would otherwise share this machine's few
+/// CPUs with each other and measure that.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A fixed-rate run through crossbeam's bounded channel of `bound` slots.
+fn run(rate: f64, ms: u64, bound: usize, plant: Plant) -> RateRun {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let r = Rate { rate, producers: 1, duration: Duration::from_millis(ms), plant };
+    r.run(CrossbeamHandoff::new(Some(bound))).expect("the run checks out")
+}
+
+#[test]
+fn a_planted_stall_shows_in_the_corrected_tail_and_hides_from_the_uncorrected() {
+    // 100k msgs/s for 300 ms; the consumer sleeps 10 ms after every 10,000th message: each
+    // stall delays the ~1,000 messages due during it, by up to 10 ms (about half of them
+    // by 5 ms or more). The channel holds 2, so the stall holds the producer, which then
+    // sends the rest late: counted from the actual send, they look prompt, and the stall is
+    // recorded for the few messages it caught in the channel and in the send.
+    let stall = 10 * MS;
+    let plant = Plant { stall_every: 10_000, stall_ns: stall, ..Plant::default() };
+    let r = run(100_000.0, 300, 2, plant);
+    let (c, u) = (Tail::of(&r.corrected), Tail::of(&r.uncorrected));
+    assert!(c.p999 >= 8 * MS, "corrected p99.9 {} ns should be near the 10 ms stall", c.p999);
+    assert!(c.max >= 9 * MS, "corrected max {} ns should be the stall's length", c.max);
+    // Two full stalls (the third falls on the last message): at least ~800 messages
+    // delayed by half the stall, corrected; a few per stall uncorrected (a machine that
+    // preempts the consumer adds some to both; this bound leaves room for that).
+    let half = |h: &hdrhistogram::Histogram<u64>| h.count_between(stall / 2, hdr::HIGHEST_NS);
+    let (ch, uh) = (half(&r.corrected), half(&r.uncorrected));
+    assert!(ch >= 800, "{ch} corrected latencies of 5 ms or more ({c:?})");
+    assert!(uh * 10 < ch, "{uh} uncorrected against {ch} corrected latencies of 5 ms or more");
+    assert!(
+        u.p99 < c.p99,
+        "the uncorrected p99 {} ns hides what the corrected {} ns shows",
+        u.p99,
+        c.p99
+    );
+    assert!(r.late > 0, "the held producer sent late");
+}
+
+#[test]
+fn a_planted_fixed_delay_shifts_every_percentile_by_that_delay() {
+    // 20 msgs/s (50 ms apart) for 1 s; the producer sends each message 10 ms after it is
+    // due (waiting as it waits for its schedule, holding no CPU): every latency is the
+    // handoff's plus 10 ms, a delay that stands above a loaded machine's wake-up noise.
+    let delay = 10 * MS;
+    let base = Tail::of(&run(20.0, 1000, 64, Plant::default()).corrected);
+    let plant = Plant { send_late_ns: delay, ..Plant::default() };
+    let shifted = Tail::of(&run(20.0, 1000, 64, plant).corrected);
+    let by = shifted.p50 as f64 - base.p50 as f64;
+    assert!(
+        (by - delay as f64).abs() < 0.4 * delay as f64,
+        "p50 moved by {by} ns, not ~{delay} ns ({base:?} → {shifted:?})"
+    );
+    let lowest = shifted.p50.min(shifted.p90).min(shifted.p99).min(shifted.max);
+    assert!(lowest >= delay, "a percentile below the planted delay: {shifted:?}");
+    assert!(shifted.max >= base.p50 + delay, "{base:?} → {shifted:?}");
+}
+
+#[test]
+fn a_rate_the_consumer_cannot_keep_is_reported_as_not_sustained_never_as_low_latency() {
+    // 100k msgs/s offered; the consumer spends 50 µs a message (20k msgs/s at best) and the
+    // channel holds 2: the producer is held, passes its deadline and leaves messages unsent.
+    let plant = Plant { work_ns: 50 * US, ..Plant::default() };
+    let r = run(100_000.0, 50, 2, plant);
+    let why = judge(&r, 100 * US).expect_err("not sustained");
+    assert!(r.unsent > 0 && why.contains("never sent"), "{why}");
+    let c = Tail::of(&r.corrected);
+    assert!(c.p50 > MS, "the delivered messages waited long: p50 {} ns", c.p50);
+    // Unbounded (a deep queue instead of a held producer): everything is sent, late by
+    // the queue, and p99 says so.
+    let r = run(100_000.0, 50, 1 << 20, plant);
+    let why = judge(&r, 100 * US).expect_err("not sustained");
+    assert!(why.contains("p99") && Tail::of(&r.corrected).p99 > MS, "{why}");
+}
+
+#[test]
+fn a_kept_rate_is_sustained() {
+    let r = run(1_000.0, 100, 64, Plant::default());
+    assert_eq!(r.unsent, 0);
+    // Generous: a loaded test machine may wake the consumer late, but not by 50 ms.
+    assert!(judge(&r, 50 * MS).is_ok(), "{:?}", Tail::of(&r.corrected));
+}
+
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    a: HlArgs,
+}
+
+fn shared() -> Shared {
+    Shared {
+        out: None,
+        rounds: 1,
+        runs: 1,
+        warmup: 0,
+        trace: TraceMode::Off,
+        heap: Switch::Off,
+        timeout: 60,
+        details: false,
+    }
+}
+
+fn plan_of(args: &[&str]) -> Result<usize, String> {
+    let cli = Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+        .map_err(|e| e.to_string())?;
+    plan::plan(&cli.a, &shared()).map(|p| p.cells.len())
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_valid_choices() {
+    let e = plan_of(&["--variants", "locked,nope"]).unwrap_err();
+    assert!(e.contains("unknown variant 'nope'; valid: locked, ring"), "{e}");
+    let e = plan_of(&["--variants", "jvm-lbq"]).unwrap_err();
+    assert!(e.contains("runs on the JVM") && e.contains("valid: locked"), "{e}");
+    let e = plan_of(&["--wait", "lazy"]).unwrap_err();
+    assert!(e.contains("unknown wait strategy 'lazy'; valid: blocking"), "{e}");
+    let e = plan_of(&["--rates", "1M,fast"]).unwrap_err();
+    assert!(e.starts_with("--rates: 'fast' is not a size"), "{e}");
+    let e = plan_of(&["--ring-size", "1000"]).unwrap_err();
+    assert!(e.starts_with("--ring-size:"), "{e}");
+    let e = plan_of(&["--duration-ms", "0"]).unwrap_err();
+    assert_eq!(e, "--duration-ms must be at least 1 (got 0)");
+    let e = plan_of(&["--workloads", "pipeline", "--variants", "crossbeam"]).unwrap_err();
+    assert!(e.contains("--variants must name ring or locked"), "{e}");
+    for e in
+        [plan_of(&["--sweep-steps", "0"]).unwrap_err(), plan_of(&["--producers", "0"]).unwrap_err()]
+    {
+        assert!(!e.contains('\n'), "{e}");
+    }
+}
+
+#[test]
+fn the_plan_has_a_floor_and_every_row_in_each_workload() {
+    let n = plan_of(&["--variants", "locked,ring", "--wait", "busy-spin,blocking"]).unwrap();
+    // ping-pong: floor + 3 rows; fixed rate: harness + 3; sweep: 3; pipeline: locked + ring[blocking,
+    // yielding].
+    assert_eq!(n, 4 + 4 + 3 + 3);
+}
+
+#[test]
+fn the_row_files_are_written_and_read_back_with_the_same_percentiles() {
+    let dir = std::env::temp_dir().join(format!("hl-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut forks = Vec::new();
+    let mut all = hdr::hist();
+    for f in 0..3u64 {
+        let mut h = hdr::hist();
+        for i in 0..10_000u64 {
+            hdr::record(&mut h, 200 + (i * 31 + f * 7) % 5_000);
+        }
+        all.add(&h).unwrap();
+        forks.push((f as usize, 0.5, h));
+    }
+    let m = super::analyse::Merged { all, forks, uncorrected: None };
+    let mut out = crate::experiments::charts::fixture::results("handoff-latency", vec![], vec![]);
+    let files = super::analyse::write_files(&dir, "row", "ring[busy-spin]", &m, &mut out);
+    assert_eq!(files, (Some("row.hgrm".into()), Some("row.hlog".into())));
+    assert!(out.notes.is_empty(), "{:?}", out.notes);
+    let log = std::fs::read_to_string(dir.join("row.hlog")).unwrap();
+    let back = hdr::read_v2_log(&log).unwrap();
+    assert_eq!(back.len(), 3);
+    assert_eq!(back[0].0.as_deref(), Some("ring[busy-spin]"));
+    let mut sum = hdr::hist();
+    for (_, h) in &back {
+        sum.add(h).unwrap();
+    }
+    assert_eq!(Tail::of(&sum), Tail::of(&m.all));
+    let rows = hdr::parse_hgrm(&std::fs::read_to_string(dir.join("row.hgrm")).unwrap());
+    for q in [0.5, 0.9, 0.99, 0.999] {
+        let v = hdr::hgrm_value_at(&rows, q).unwrap() * 1000.0;
+        let want = m.all.value_at_quantile(q) as f64;
+        assert!((v - want).abs() <= want * 0.002 + 1.0, "q {q}: {v} against {want}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

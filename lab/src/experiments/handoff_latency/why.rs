@@ -1,0 +1,154 @@
+//! The Why section: each rate row's tail against the baseline's, explained from figures
+//! measured in the same run.
+//!
+//! * `wake-up`: a consumer that parks at once pays the kernel's wake-up for every message
+//!   that finds it asleep; one that spins first does not while messages come closer together
+//!   than its spin. The ping-pong round trip measures each side's cost for a lone message
+//!   (two hand-offs), so it says which kind each row is.
+//! * `loaded-machine`: the forks met a load average above the CPU count: a producer or
+//!   consumer waits behind other work for a scheduler slice (milliseconds), and the late
+//!   count says the producer itself was held.
+
+use super::analyse::detail;
+use super::plan::{fmt_rate, PING_PONG};
+use crate::results::{Figure, Results, Row, Status, Why};
+use crate::units::fmt_num;
+
+/// A lone message handed off this many times slower than the fastest row's: its consumer
+/// was asleep (a futex wake-up costs tens of µs here; a spin, hundreds of ns).
+const PARKED_FACTOR: f64 = 10.0;
+
+fn figure(r: &Results, x: &Row, field: &str, value: f64) -> Figure {
+    let i = r.results.iter().position(|y| std::ptr::eq(y, x)).unwrap_or(0);
+    Figure { field: format!("results[{i}].{field}"), value }
+}
+
+fn ping_pong_p50<'a>(r: &'a Results, label: &str) -> Option<(&'a Row, f64)> {
+    let x = r.results.iter().find(|x| x.group == PING_PONG && x.label == label)?;
+    Some((x, detail(x).tail?.p50 as f64))
+}
+
+fn median_load(r: &Results, group: &str) -> Option<f64> {
+    let loads: Vec<f64> = r
+        .results
+        .iter()
+        .filter(|x| x.group == group)
+        .flat_map(|x| x.forks.iter().filter_map(|f| f.disturbance.load_avg))
+        .collect();
+    crate::stats::median(&loads)
+}
+
+fn wake_up(r: &Results, x: &Row, base: &Row, fastest: f64) -> Option<Why> {
+    let (xp, xn) = ping_pong_p50(r, &x.label)?;
+    let (bp, bn) = ping_pong_p50(r, &base.label)?;
+    let (xd, bd) = (detail(x), detail(base));
+    let (xt, bt) = (xd.tail?, bd.tail?);
+    let offered = xd.rate.as_ref()?.offered;
+    let kind =
+        |ns: f64| if ns > fastest * PARKED_FACTOR { "parks" } else { "spins before it parks" };
+    let gap_us = 1e6 / offered;
+    let text = format!(
+        "At {} msgs/s messages are due {} µs apart. A lone message crosses {} and back in {} µs \
+         (ping-pong p50; its consumer {}), {} in {} µs (its consumer {}): a consumer that \
+         parks pays a kernel wake-up for each message that finds it asleep, one that spins \
+         does not while messages come closer than its spin. p99 here: {} {} µs, {} {} µs.",
+        fmt_rate(offered),
+        fmt_num(gap_us),
+        x.label,
+        fmt_num(xn / 1e3),
+        kind(xn),
+        base.label,
+        fmt_num(bn / 1e3),
+        kind(bn),
+        x.label,
+        fmt_num(xt.p99 as f64 / 1e3),
+        base.label,
+        fmt_num(bt.p99 as f64 / 1e3),
+    );
+    Some(Why {
+        group: x.group.clone(),
+        variant: x.label.clone(),
+        baseline: base.label.clone(),
+        rule: "wake-up".into(),
+        text,
+        figures: vec![
+            figure(r, xp, "tail.p50", xn),
+            figure(r, bp, "tail.p50", bn),
+            figure(r, x, "tail.p99", xt.p99 as f64),
+            figure(r, base, "tail.p99", bt.p99 as f64),
+        ],
+    })
+}
+
+fn loaded(r: &Results, group: &str, cores: usize) -> Option<Why> {
+    let load = median_load(r, group)?;
+    if load <= cores as f64 {
+        return None;
+    }
+    let rows: Vec<&Row> = r.results.iter().filter(|x| x.group == group).collect();
+    let (late, planned) = rows
+        .iter()
+        .filter_map(|x| detail(x).rate)
+        .fold((0, 0), |a, f| (a.0 + f.late, a.1 + f.planned));
+    let pct = 100.0 * late as f64 / planned.max(1) as f64;
+    let harness = rows
+        .iter()
+        .find(|x| x.label == super::plan::HARNESS)
+        .and_then(|x| detail(x).rate)
+        .map_or(String::new(), |f| {
+            format!(
+                " The harness alone, with no handoff, sent {}% late.",
+                fmt_num(100.0 * f.late as f64 / f.planned.max(1) as f64)
+            )
+        });
+    Some(Why {
+        group: group.into(),
+        variant: "every row".into(),
+        baseline: "–".into(),
+        rule: "loaded-machine".into(),
+        text: format!(
+            "The forks of {group} met a load average of {} on {cores} CPUs: other work shared \
+             the producers' and consumers' CPUs, and a thread that loses its CPU waits a \
+             scheduler slice (milliseconds). {}% of the messages were sent 10 µs or more after \
+             they were due: the producer itself was held, whatever the handoff.{harness} \
+             Tails in milliseconds here are the machine's, not the design's; rerun on a quiet \
+             machine.",
+            fmt_num(load),
+            fmt_num(pct)
+        ),
+        figures: vec![Figure {
+            field: format!("results[group={group}].forks[].disturbance.load_avg (median)"),
+            value: load,
+        }],
+    })
+}
+
+/// The Why sentences for the fixed-rate and pipeline groups, against `base`.
+pub fn section(r: &Results, base: &str) -> Vec<Why> {
+    let fastest = r
+        .results
+        .iter()
+        .filter(|x| x.group == PING_PONG && x.label != super::plan::FLOOR)
+        .filter_map(|x| detail(x).tail.map(|t| t.p50 as f64))
+        .fold(f64::INFINITY, f64::min);
+    let mut out = Vec::new();
+    let mut groups: Vec<&str> = Vec::new();
+    let rows =
+        r.results.iter().filter(|x| x.status == Status::Ok && x.label != super::plan::HARNESS);
+    for x in rows.filter(|x| detail(x).rate.is_some()) {
+        if !groups.contains(&x.group.as_str()) {
+            groups.push(&x.group);
+        }
+        if x.label == base {
+            continue;
+        }
+        let Some(b) = r.results.iter().find(|y| y.group == x.group && y.label == base) else {
+            continue;
+        };
+        out.extend(wake_up(r, x, b, fastest));
+    }
+    for g in groups {
+        out.extend(loaded(r, g, r.environment.cores));
+    }
+    out
+}
