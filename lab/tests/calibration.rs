@@ -1,13 +1,20 @@
-//! Calibration cells: every Rust peer of `disruptor-vs-lbq` runs beside `<peer>/own-loop`,
-//! the crate's own API in a plain loop, in the same rounds, and the paired ratio flags a
-//! competitor the lab runs more than 10% below it.
+//! Calibration cells: every row of `disruptor-vs-lbq`, ours (with `--own-loops on`, the
+//! default) and the peers', runs beside `<row>/own-loop`, the crate's own API in a plain
+//! loop, in the same rounds, and the paired ratio flags a row the lab runs more than 10%
+//! away from it, either way.
 //!
 //! * A planted slow adapter (`fault-slow-crossbeam`, `LAB_FAULTS=1`: crossbeam whose
 //!   consumer spins 500 ns a message) must come out far below crossbeam's own loop, and
 //!   the verdict must say so.
-//! * A tiny run of the real peers must produce a calibration row, a paired ratio and a
-//!   line of the calibration table for each of them (on a shared 2-core VM a tiny run is
-//!   too noisy to hold each peer to the 10% bar; the bar itself is what the fault tests).
+//! * A planted own loop that dawdles instead of working (`fault-slow-own-loop`: plain
+//!   crossbeam in the lab, an own loop whose consumer spins 500 ns a message) must leave
+//!   the row far *above* it, flagged.
+//! * A planted fault in an own loop's check (`fault-lossy-own-loop`: its consumer loses
+//!   every 1000th message) must turn the own-loop row INVALID, with the counts its run saw.
+//! * A tiny run of the real peers and of our variants must produce a calibration row, a
+//!   paired ratio and a line of the calibration table for each of them (on a shared 2-core
+//!   VM a tiny run is too noisy to hold each row to the 10% bar; the bar itself is what the
+//!   faults test).
 
 use serde_json::Value;
 
@@ -88,14 +95,58 @@ fn a_slow_adapter_is_flagged_against_its_calibration() {
     let verdict = v["verdict"].to_string();
     assert!(verdict.contains("WARNING: fault-slow-crossbeam"), "results.json verdict: {verdict}");
     let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
-    assert!(html.contains("Calibration: each peer in the lab against its own plain loop"));
+    assert!(html.contains("Calibration: each row in the lab against its own plain loop"));
     assert!(html.contains("WARNING: fault-slow-crossbeam"));
+}
+
+#[test]
+fn an_own_loop_that_dawdles_leaves_its_row_flagged_above() {
+    let dir = common::out_dir("calibration", "slow-own-loop");
+    let o = tiny_run(&dir, "fault-slow-own-loop", true);
+    assert!(o.status.success(), "{}", text(&o));
+    let v = results(&dir);
+    let q = calibration_ratio(&v, "fault-slow-own-loop");
+    let m = q["median"].as_f64().expect("a median");
+    assert!(m > 1.1, "the row ran at {m}× its dawdling own loop: {q}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("WARNING: fault-slow-own-loop P=1 ran at") && out.contains("% above"),
+        "no calibration warning above in the verdict:\n{}",
+        text(&o)
+    );
+    assert!(
+        out.contains("ABOVE") || out.contains("above at the median"),
+        "no flag in the calibration table:\n{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_fault_in_an_own_loop_turns_it_invalid() {
+    let dir = common::out_dir("calibration", "lossy-own-loop");
+    let o = tiny_run(&dir, "fault-lossy-own-loop", true);
+    assert_eq!(o.status.code(), Some(1), "an invalid own loop fails the run: {}", text(&o));
+    let v = results(&dir);
+    let rows = v["results"].as_array().expect("rows");
+    let row = |label: &str| {
+        rows.iter().find(|r| r["label"] == label).unwrap_or_else(|| panic!("no {label} row"))
+    };
+    assert_eq!(row("fault-lossy-own-loop")["status"], "OK");
+    let own = row("fault-lossy-own-loop/own-loop");
+    assert_eq!(own["status"], "INVALID", "{own}");
+    let run = &own["runs"][0];
+    assert_eq!(run["valid"], false, "{own}");
+    // What the run's checker counted, not what the spec planned.
+    assert!(
+        run["verdict"].as_str().is_some_and(|t| t.starts_with("INVALID: received 49950 of 50000")),
+        "{own}"
+    );
 }
 
 #[test]
 fn every_real_peer_runs_beside_its_own_loop() {
     let dir = common::out_dir("calibration", "peers");
-    let peers = ["crossbeam", "std-mpsc", "disruptor-rs"];
+    let peers = ["ring", "crossbeam", "std-mpsc", "disruptor-rs"];
     let o = lab(&common::tiny_no_passes(
         "disruptor-vs-lbq",
         "3",
@@ -130,8 +181,7 @@ fn every_real_peer_runs_beside_its_own_loop() {
         assert!(q["median"].as_f64().is_some_and(|m| m > 0.0), "{peer}: {q}");
         assert_eq!(q["rounds"], 3, "{peer}: paired in every round: {q}");
     }
-    // The ring has no calibration; the calibration rows stay out of the headline pairs.
-    assert!(!v["results"].as_array().expect("rows").iter().any(|r| r["label"] == "ring/own-loop"));
+    // The calibration rows stay out of the headline pairs.
     // The channel peers are received one at a time, as their own loops receive; the
     // method says so beside the batch the others take.
     let method = v["method"].to_string();
@@ -140,8 +190,80 @@ fn every_real_peer_runs_beside_its_own_loop() {
         "method: {method}"
     );
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("Calibration: each peer in the lab"), "{}", text(&o));
+    assert!(out.contains("Calibration: each row in the lab"), "{}", text(&o));
+    // A calibration row is in the verdict only against another own loop, said so.
+    let mut own = 0;
     for line in out.lines().filter(|l| l.contains("against ring")) {
-        assert!(!line.contains("own-loop"), "a calibration row in the verdict: {line}");
+        if line.contains("own loops, no harness on either side") {
+            assert!(line.contains("against ring/own-loop"), "{line}");
+            own += 1;
+        } else {
+            assert!(!line.contains("own-loop"), "a calibration row in the verdict: {line}");
+        }
     }
+    assert_eq!(own, 3, "each peer's own loop against the ring's:\n{}", text(&o));
+}
+
+#[test]
+fn each_of_our_variants_runs_beside_its_own_loop_unless_told_not_to() {
+    let run = |dir: &std::path::Path, own_loops: &str| {
+        lab(&common::tiny_no_passes(
+            "disruptor-vs-lbq",
+            "2",
+            &[
+                "--variants",
+                "locked,ring,naive,reactive",
+                "--wait",
+                "blocking,java-blocking",
+                "--producers",
+                "2",
+                "--messages",
+                "20000",
+                "--min-fork-ms",
+                "0",
+                "--spread-fork-ms",
+                "0",
+                "--own-loops",
+                own_loops,
+                "--out",
+                dir.to_str().expect("utf-8 path"),
+            ],
+        ))
+    };
+    let dir = common::out_dir("calibration", "ours");
+    let o = run(&dir, "on");
+    assert!(o.status.success(), "{}", text(&o));
+    let v = results(&dir);
+    let labels: Vec<&str> =
+        v["results"].as_array().expect("rows").iter().filter_map(|r| r["label"].as_str()).collect();
+    for ours in ["locked", "ring[blocking]", "ring[java-blocking]", "naive", "reactive"] {
+        let cal = format!("{ours}/own-loop");
+        let row = v["results"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["label"] == cal.as_str())
+            .unwrap_or_else(|| panic!("no {cal} row in {labels:?}"));
+        // OK: every run's checker counted 20000 messages, in order, with their checksum.
+        assert_eq!(row["status"], "OK", "{cal}: {row}");
+        let q = v["ratios"]
+            .as_array()
+            .expect("ratios")
+            .iter()
+            .find(|q| q["variant"] == ours && q["baseline"] == cal.as_str())
+            .unwrap_or_else(|| panic!("no {ours} against {cal} ratio"));
+        assert_eq!(q["rounds"], 2, "{ours}: paired in every round: {q}");
+    }
+    let dir = common::out_dir("calibration", "ours-off");
+    let o = run(&dir, "off");
+    assert!(o.status.success(), "{}", text(&o));
+    let v = results(&dir);
+    assert!(
+        !v["results"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .any(|r| r["label"].as_str().is_some_and(|l| l.ends_with("/own-loop"))),
+        "--own-loops off leaves our rows without one"
+    );
 }

@@ -665,8 +665,10 @@ impl<E, W: WaitStrategy, S: Sequencer> Core<E, W, S> {
         if let Some(r) = check() {
             return r;
         }
+        // Claimed (an upper bound of published): only `JavaBlocking` waits on it.
+        let claimed = || self.seq.claimed() > next;
         let _w = handoff::wait_span!(handoff::trace::WAIT_EMPTY);
-        self.data.wait_for(check)
+        self.data.wait_for_data(claimed, check)
     }
 
     /// A non-blocking look: the end of the published run from `next`, or `Err` when

@@ -48,6 +48,22 @@ pub trait WaitStrategy: sealed::Sealed + Default + Send + Sync + fmt::Debug + 's
         wait_for_room(check, park)
     }
 
+    /// How a consumer waits until sequence `next` is published: `claimed` says whether a
+    /// producer has claimed `next` (the claim cursor passed it; with one producer, its
+    /// published cursor), `check` is as [`wait_for`](WaitStrategy::wait_for)'s (published
+    /// data, halt, close). By default `wait_for(check)`: the ring's own strategies wait for
+    /// the publication itself. [`JavaBlocking`] waits on the claim cursor first, as Java's
+    /// `BlockingWaitStrategy` does behind a `MultiProducerSequencer`.
+    #[inline]
+    fn wait_for_data<R>(
+        &self,
+        claimed: impl FnMut() -> bool,
+        check: impl FnMut() -> Option<R>,
+    ) -> R {
+        let _ = claimed;
+        self.wait_for(check)
+    }
+
     /// Called after a change that may satisfy a waiter's `check` (published data, freed
     /// room, close, halt). Must follow the change in program order.
     fn notify(&self);
@@ -290,9 +306,20 @@ mod barrier {
 /// ran; `com/lmax/disruptor/BlockingWaitStrategy.java`, read from the Disruptor sources and
 /// checked against the bytecode of the 3.4.4 jar Bus.java runs): a `ReentrantLock` and one
 /// `Condition`, with none of [`Blocking`]'s departures.
-/// * Waiter (`waitFor`): one look without the lock; then `lock; while cursor < sequence
-///   { checkAlert; processorNotifyCondition.await } unlock`. No spin before sleeping. Here
-///   `check` stands for both the cursor test and `checkAlert` (halt, close).
+/// * Waiter (`waitFor`, [`wait_for_data`](WaitStrategy::wait_for_data)): one look at the
+///   cursor without the lock; then `lock; while cursor < sequence { checkAlert;
+///   processorNotifyCondition.await } unlock`. No spin before sleeping. The cursor is the
+///   sequencer's: with `MultiProducerSequencer` (the ring's MULTI, seed 001's), the *claim*
+///   cursor, which runs ahead of the published slots. So once a producer has claimed the
+///   sequence the waiter never sleeps: `ProcessingSequenceBarrier.waitFor` then asks the
+///   sequencer for the highest published sequence (`getHighestPublishedSequence`, the
+///   availability buffer's scan), and while the claimed slot is not yet published the
+///   `BatchEventProcessor` goes straight back to `waitFor`, which returns at once: a busy
+///   wait, for as long as the claiming producer takes to publish (descheduled, where
+///   threads outnumber cores). Here `claimed` is the cursor test, `check` the barrier's
+///   `checkAlert` (halt, close) and availability scan, and a spin hint stands for the trip
+///   through the processor's loop (Java's has no hint; it stores its sequence instead).
+///   With one producer the cursor is the published one, and the busy phase never comes.
 /// * Notifier (`signalAllWhenBlocking`, which `publish` calls after every publish):
 ///   `lock; processorNotifyCondition.signalAll(); unlock`, whether or not anyone waits.
 /// * Producers waiting for room: the strategy is not asked. Java's `MultiProducerSequencer.
@@ -310,11 +337,15 @@ mod barrier {
 /// publish. (Calling `notify_all` every time cost the port a system call per message:
 /// figures in docs/design-figures.md.)
 ///
-/// No lost wake-up: a notifier makes its change (a `Release` store), then takes the lock.
-/// A waiter checks under the lock, counts itself and stays under it until `cond.wait`
+/// No lost wake-up: a notifier makes its change (a claim, then a `Release` store of the
+/// availability or the cursor; or the close), then takes the lock. A waiter tests the
+/// cursor and checks under the lock, counts itself and stays under it until `cond.wait`
 /// releases it atomically. If the notifier's critical section comes first, the waiter's
-/// check (after its lock, `Acquire`) sees the change; if the waiter's comes first, the
-/// notifier sees the count and its `notify_all` finds the waiter waiting. Java's
+/// tests (after its lock) see the change: the claim and the publish come before the
+/// notifier's unlock, so the waiter's lock orders them before its loads; if the waiter's
+/// comes first, the notifier sees the count and its `notify_all` finds the waiter
+/// waiting. A claim whose publish has not come yet keeps the waiter awake (busy), so the
+/// publish's notification is not needed to end that wait. Java's
 /// `dependentSequence` spin, which follows the wait, is for handlers behind other
 /// handlers; the ring's consumers all follow the cursor.
 #[derive(Debug, Default)]
@@ -342,6 +373,34 @@ impl WaitStrategy for JavaBlocking {
             *waiting += 1;
             waiting = self.cond.wait(waiting).unwrap_or_else(|p| p.into_inner());
             *waiting -= 1;
+        }
+    }
+
+    #[inline]
+    fn wait_for_data<R>(
+        &self,
+        mut claimed: impl FnMut() -> bool,
+        mut check: impl FnMut() -> Option<R>,
+    ) -> R {
+        loop {
+            // `BlockingWaitStrategy.waitFor`: sleep while the cursor has not reached it.
+            if !claimed() {
+                let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+                while !claimed() {
+                    if let Some(r) = check() {
+                        return r;
+                    }
+                    *waiting += 1;
+                    waiting = self.cond.wait(waiting).unwrap_or_else(|p| p.into_inner());
+                    *waiting -= 1;
+                }
+            }
+            // `getHighestPublishedSequence`: claimed, but perhaps not yet published; if not,
+            // round again (the processor's loop), awake.
+            if let Some(r) = check() {
+                return r;
+            }
+            spin_loop();
         }
     }
 

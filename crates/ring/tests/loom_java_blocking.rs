@@ -1,5 +1,7 @@
 //! Loom model of `JavaBlocking`, the literal port of Java's `BlockingWaitStrategy`: a
-//! consumer that sleeps on the condition variable is woken by every publish (lock, then
+//! consumer sleeps on the condition variable only while the *claim* cursor has not reached
+//! the sequence it waits for (Java's `waitFor` behind a `MultiProducerSequencer`), and
+//! waits awake for a claimed slot's publish; it is woken by every publish (lock, then
 //! `notify_all`) and by the close, with no lost wake-up (loom reports a deadlock
 //! otherwise); producers in a full ring poll (a yield per `parkNanos(1)` under loom) and
 //! are never notified, so a missed room check would show up as a hang too.
@@ -28,7 +30,8 @@ fn producer_polls_for_room_in_a_full_ring() {
 }
 
 /// Two producers, multi-producer sequencer: claims, out-of-order publishes, each followed
-/// by a lock and `notify_all`; per-producer order and nothing lost.
+/// by a lock and `notify_all`; a consumer that sees a claim before its publish waits awake;
+/// per-producer order and nothing lost.
 #[test]
 fn two_producers_wake_the_consumer() {
     two_producers::<JavaBlocking>(PREEMPTIONS, 2);
@@ -46,4 +49,11 @@ fn consumer_drop_ends_a_producer_waiting_for_room() {
 #[test]
 fn processor_sleeps_and_drains() {
     processor_drains::<JavaBlocking>(PREEMPTIONS, 2);
+}
+
+/// The batch event processor behind the multi-producer sequencer: it sleeps on the claim
+/// cursor, waits awake on a claimed, unpublished slot, and processes both producers' events.
+#[test]
+fn processor_waits_on_the_claim_cursor_with_two_producers() {
+    processor_with_two_producers::<JavaBlocking>(PREEMPTIONS);
 }

@@ -24,6 +24,11 @@
 //!   ([`handoff::Checker`]: count, per-producer order, checksum): what differs from the
 //!   lab's cell is only the adapter and the harness's loop around it.
 //!
+//!   Our own variants (ring, locked, naive, reactive) through their crates' own APIs
+//!   ([`crate::measure::own_loops`], built from the same pieces, [`crate::measure::plain`]),
+//!   and two planted faults in an own loop (`crate::measure::faults::OwnLoopFault`).
+//!   Every Rust own-loop run's counts and verdict are its consumer's checker's.
+//!
 //!   The JVM originals (jvm-lbq, jvm-disruptor, jvm-jctools): `Bus --plain`
 //!   (tools/jvm/Plain.java), `LinkedBlockingQueue`'s put/take, the Disruptor's
 //!   next/get/publish with one `EventHandler`, or `MpscArrayQueue`'s offer and drain, the
@@ -37,10 +42,11 @@
 
 use crate::machine::placement;
 use crate::measure::harness::{CellOutput, CellSpec, RunResult, WARMUP_MESSAGES};
+use crate::measure::own_loops;
+use crate::measure::plain::{self, channel_run, join_producers, spawn_producers, Ends};
 use crate::protocol::{Ctx, Pass};
 use handoff::{Checker, Message};
 use std::sync::{Arc, Barrier, Mutex};
-use std::thread;
 use std::time::Instant;
 
 /// The calibration kind of the Rust peers: the crate's own API in a plain loop.
@@ -61,7 +67,12 @@ fn competitor(variant: &str) -> Option<&'static str> {
         "jvm-disruptor" => Some("jvm-disruptor"),
         "jvm-disruptor-3.4" => Some("jvm-disruptor-3.4"),
         "jvm-jctools" => Some("jvm-jctools"),
-        _ => None,
+        // Ours, and the planted faults of an own loop: each is its own competitor.
+        v => own_loops::OURS
+            .iter()
+            .chain(crate::measure::faults::OWN_LOOP_FAULTS.iter().map(|(name, _)| name))
+            .find(|name| **name == v)
+            .copied(),
     }
 }
 
@@ -151,15 +162,6 @@ fn jvm_own_loop(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     })
 }
 
-/// What a run's threads report: when each producer left the barrier and its failed sends;
-/// the consumer's start, end and checker.
-struct Ends {
-    starts: Vec<Instant>,
-    failures: u64,
-    end: Instant,
-    checker: Option<Checker>,
-}
-
 /// One run of `crate_`'s own loop over `messages` messages.
 fn own_run<const N: usize>(
     crate_: &str,
@@ -193,139 +195,9 @@ fn own_run<const N: usize>(
             )?
         }
         "disruptor-rs" => disruptor_run::<N>(&per, &cpus, every, spec.ring_size)?,
-        other => return Err(format!("no {OWN_LOOP} for '{other}'")),
+        ours => own_loops::run::<N>(ours, spec, &per, &cpus)?,
     };
-    let t0 = ends.starts.iter().min().copied().unwrap_or(ends.end);
-    let ms = ends.end.duration_since(t0).as_secs_f64() * 1e3;
-    let verdict = match &ends.checker {
-        Some(c) => c.verdict_against(&per, crate::measure::harness::expected_checksum::<N>(&per)),
-        None => handoff::Verdict { sent: messages, ..Default::default() },
-    };
-    let mut text = verdict.describe();
-    if ends.checker.is_none() {
-        text = format!("the consumer did not see every message; {text}");
-    }
-    Ok(RunResult {
-        ms,
-        valid: verdict.ok() && ends.checker.is_some(),
-        verdict: text,
-        sent: verdict.sent,
-        received: verdict.received,
-        send_failures: ends.failures,
-        sampled: every > 0,
-        ..Default::default()
-    })
-}
-
-fn pin(cpus: &Option<Vec<usize>>, thread: usize) -> Result<(), String> {
-    cpus.as_ref().map_or(Ok(()), |c| placement::pin_current(c[thread]))
-}
-
-/// Producer `i`'s loop, as the harness's: `Message::new`, every `every`-th stamped.
-/// Returns its failed sends (it stops at the first).
-#[inline]
-fn produce<const N: usize>(
-    i: usize,
-    n: u64,
-    every: u64,
-    mut send: impl FnMut(Message<N>) -> bool,
-) -> u64 {
-    let mut countdown = 0u64;
-    for seq in 0..n {
-        let mut m = Message::<N>::new(i as u32, seq);
-        if every > 0 {
-            if countdown == 0 {
-                countdown = every;
-                m.sampled = 1;
-                m.sent_ns = handoff::now_ns();
-            }
-            countdown -= 1;
-        }
-        if !send(m) {
-            return 1;
-        }
-    }
-    0
-}
-
-type Joined<T> = thread::JoinHandle<Result<T, String>>;
-
-/// Starts the producers of a run: each pinned as the harness pins it, released by
-/// `barrier`, sending with `send` through its own handle of `txs`.
-fn spawn_producers<Tx, S, const N: usize>(
-    per: &[u64],
-    cpus: &Option<Vec<usize>>,
-    every: u64,
-    barrier: &Arc<Barrier>,
-    txs: Vec<Tx>,
-    send: S,
-) -> Vec<Joined<(Instant, u64)>>
-where
-    Tx: Send + 'static,
-    S: Fn(&mut Tx, Message<N>) -> bool + Copy + Send + 'static,
-{
-    per.iter()
-        .zip(txs)
-        .enumerate()
-        .map(|(i, (&n, mut tx))| {
-            let (barrier, cpus) = (barrier.clone(), cpus.clone());
-            thread::spawn(move || {
-                let pinned = pin(&cpus, i + 1);
-                barrier.wait();
-                let start = Instant::now();
-                let failures = produce::<N>(i, n, every, |m| send(&mut tx, m));
-                drop(tx);
-                pinned.map(|()| (start, failures))
-            })
-        })
-        .collect()
-}
-
-fn join_producers(hs: Vec<Joined<(Instant, u64)>>) -> Result<(Vec<Instant>, u64), String> {
-    let (mut starts, mut failures) = (Vec::new(), 0);
-    for h in hs {
-        let (s, f) = h.join().map_err(|_| "a producer panicked".to_string())??;
-        starts.push(s);
-        failures += f;
-    }
-    Ok((starts, failures))
-}
-
-/// A channel's own loop: producers `send`, the consumer drains into the checker with
-/// `drain` (the crate's own blocking iterator) until every sender is gone. Both are
-/// closures of their own types, so each compiles to the loop a user would write: the
-/// crate's call inlined, no call through a pointer per message.
-fn channel_run<Tx, S, D, const N: usize>(
-    per: &[u64],
-    cpus: &Option<Vec<usize>>,
-    every: u64,
-    tx: Tx,
-    send: S,
-    drain: D,
-) -> Result<Ends, String>
-where
-    Tx: Clone + Send + 'static,
-    S: Fn(&mut Tx, Message<N>) -> bool + Copy + Send + 'static,
-    D: FnOnce(&mut Checker) + Send + 'static,
-{
-    let barrier = Arc::new(Barrier::new(per.len() + 1));
-    let txs = per.iter().map(|_| tx.clone()).collect();
-    drop(tx);
-    let producers = spawn_producers(per, cpus, every, &barrier, txs, send);
-    let (p, cpus0) = (per.len(), cpus.clone());
-    let consumer = thread::spawn(move || {
-        let pinned = pin(&cpus0, 0);
-        let mut checker = Checker::new(p);
-        barrier.wait();
-        let start = Instant::now();
-        drain(&mut checker);
-        pinned.map(|()| (start, Instant::now(), checker))
-    });
-    let joined = join_producers(producers);
-    let (start, end, checker) = consumer.join().map_err(|_| "the consumer panicked")??;
-    let (mut starts, failures) = joined?;
-    starts.push(start);
-    Ok(Ends { starts, failures, end, checker: Some(checker) })
+    Ok(plain::result::<N>(&ends, &per, every))
 }
 
 /// The disruptor crate's own loop: its producers `publish`, its managed processor thread

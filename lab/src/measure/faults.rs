@@ -4,6 +4,12 @@
 //! with its stderr), and one whose consumer spins a while per message (a slow adapter: the
 //! calibration against crossbeam's own loop must flag it). They wrap the crossbeam peer and are offered only when the
 //! environment variable `LAB_FAULTS=1` is set.
+//!
+//! Two more plant their fault in the *own loop* (the calibration row) and leave the lab's
+//! row plain crossbeam ([`OwnLoopFault`]): one whose consumer loses every 1000th message
+//! before its check (the `…/own-loop` row must come out INVALID), and one whose consumer
+//! dawdles [`SLOW_SPIN`] per message, an own loop that is not the crate's best plain use
+//! (the lab's row must be flagged *above* it).
 
 use crate::measure::peers::{CrossbeamConsumer, CrossbeamHandoff, CrossbeamProducer};
 use handoff::{ConfigError, Consumer, Handoff, TryRecvError};
@@ -63,10 +69,7 @@ impl<T: Send + 'static> FaultConsumer<T> {
                 std::thread::sleep(std::time::Duration::from_secs(3600));
             },
             Fault::Slow => {
-                let t = std::time::Instant::now();
-                while t.elapsed() < SLOW_SPIN {
-                    std::hint::spin_loop();
-                }
+                spin_slow();
                 false
             }
             Fault::Crash => {
@@ -125,5 +128,32 @@ impl Handoff for FaultHandoff {
     ) -> Result<(Vec<Self::Producer<T>>, Self::Consumer<T>), ConfigError> {
         let (txs, rx) = self.inner.open(producers)?;
         Ok((txs, FaultConsumer { fault: self.fault, inner: rx, seen: 0 }))
+    }
+}
+
+/// A fault planted in an own loop: crossbeam's, as the calibration of a lab row that is
+/// plain crossbeam.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnLoopFault {
+    /// The own loop's consumer loses every 1000th message before its check.
+    Lossy,
+    /// The own loop's consumer spins [`SLOW_SPIN`] per message.
+    Slow,
+}
+
+/// The variants whose own loop carries a planted fault, with it.
+pub const OWN_LOOP_FAULTS: &[(&str, OwnLoopFault)] =
+    &[("fault-lossy-own-loop", OwnLoopFault::Lossy), ("fault-slow-own-loop", OwnLoopFault::Slow)];
+
+/// The fault planted in `variant`'s own loop, if any.
+pub fn own_loop_fault(variant: &str) -> Option<OwnLoopFault> {
+    OWN_LOOP_FAULTS.iter().find(|(v, _)| *v == variant).map(|(_, f)| *f)
+}
+
+/// Spins [`SLOW_SPIN`]: the slow fault's work per message.
+pub fn spin_slow() {
+    let t = std::time::Instant::now();
+    while t.elapsed() < SLOW_SPIN {
+        std::hint::spin_loop();
     }
 }

@@ -7,8 +7,11 @@
 //! * [`peers`]: crossbeam-channel, std's `sync_channel` and the disruptor crate as
 //!   `Handoff` adapters.
 //! * [`jvm`]: the JVM originals (`tools/jvm/Bus.java`) run as children of a fork.
-//! * [`calibration`]: each peer through its own API in a plain loop, the calibration
+//! * [`calibration`]: each row's competitor through its own API in a plain loop, the calibration
 //!   cells run beside the lab's.
+//! * [`own_loops`]: our own variants through their crates' own APIs in plain loops, the
+//!   calibration cells of our rows.
+//! * [`plain`]: the producers, check and result that every own loop shares.
 //! * [`faults`]: planted faults for the lab's own tests (`LAB_FAULTS=1`).
 
 pub mod calibration;
@@ -17,6 +20,8 @@ pub mod harness;
 pub mod jvm;
 pub mod jvm_build;
 pub mod jvm_probes;
+pub mod own_loops;
 pub mod peers;
+pub mod plain;
 pub mod rx;
 pub mod variants;

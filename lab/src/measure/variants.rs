@@ -203,6 +203,26 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
         needs: None,
     },
     VariantInfo {
+        name: "fault-lossy-own-loop",
+        description: "test only: crossbeam, whose own loop loses every 1000th message \
+                      (LAB_FAULTS=1)",
+        ours: false,
+        takes_wait: false,
+        batches: false,
+        unavailable: None,
+        needs: None,
+    },
+    VariantInfo {
+        name: "fault-slow-own-loop",
+        description: "test only: crossbeam, whose own loop spins 500 ns a message \
+                      (LAB_FAULTS=1)",
+        ours: false,
+        takes_wait: false,
+        batches: false,
+        unavailable: None,
+        needs: None,
+    },
+    VariantInfo {
         name: "fault-crash",
         description: "test only: the process aborts (LAB_FAULTS=1)",
         ours: false,
@@ -351,6 +371,10 @@ pub fn dispatch<J: WithHandoff>(s: &Settings, job: J) -> Result<J::Out, String> 
         "fault-hang" => job.run(FaultHandoff::new(Fault::Hang, Some(s.ring_size))),
         "fault-crash" => job.run(FaultHandoff::new(Fault::Crash, Some(s.ring_size))),
         "fault-slow-crossbeam" => job.run(FaultHandoff::new(Fault::Slow, Some(s.ring_size))),
+        // Their fault is in their own loop (`faults::OwnLoopFault`); the row is crossbeam.
+        "fault-lossy-own-loop" | "fault-slow-own-loop" => {
+            job.run(CrossbeamHandoff::new(Some(s.ring_size)))
+        }
         jvm if jvm.contains("jvm-") => {
             return Err(format!("variant '{jvm}' runs on the JVM, not through a Handoff"))
         }

@@ -93,3 +93,30 @@ pub fn processor_drains<W: WaitStrategy>(preemptions: usize, n: u64) {
         assert_eq!(sum.load(Ordering::Relaxed), n * (n + 1) / 2);
     });
 }
+
+/// The Disruptor API's batch event processor behind the multi-producer sequencer: the main
+/// thread and one other each publish an event into a 2-slot ring, so a claim may be seen
+/// before its publish, and publishes land out of claim order; both events are processed,
+/// and the join after the last producer's drop ends.
+#[allow(dead_code)] // loom_java_blocking's; loom_gating shares this module without it
+pub fn processor_with_two_producers<W: WaitStrategy>(preemptions: usize) {
+    model(preemptions, || {
+        let sum = Arc::new(AtomicU64::new(0));
+        let s = sum.clone();
+        let (mut p, procs) = Builder::<u64, W>::new(2, || 0)
+            .handler(move |e: &u64, _seq, _eob| {
+                s.fetch_add(*e, Ordering::Relaxed);
+            })
+            .build_multi()
+            .unwrap();
+        let mut other = p.clone();
+        let h = loom::thread::spawn(move || {
+            other.publish(|e| *e = 2).unwrap();
+        });
+        p.publish(|e| *e = 1).unwrap();
+        drop(p);
+        h.join().unwrap();
+        assert_eq!(procs.join().unwrap().processed, vec![2]);
+        assert_eq!(sum.load(Ordering::Relaxed), 3);
+    });
+}

@@ -217,6 +217,7 @@ pub(super) fn verdict(r: &Results) -> Vec<String> {
             line
         })
         .collect();
+    lines.extend(super::calibration::own_loop_lines(r));
     lines.extend(super::calibration::warnings(r));
     lines
 }

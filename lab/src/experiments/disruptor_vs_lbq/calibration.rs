@@ -1,14 +1,16 @@
 //! The calibration cells of `disruptor-vs-lbq`: beside every cell whose variant has a
-//! calibration kind (`crate::measure::calibration::kind_of`: the Rust peers and the JVM originals), a cell
-//! labelled `<label>/<kind>` (e.g. `crossbeam/own-loop`) that runs the same competitor
-//! through its own API in a plain loop, with the same messages, P, capacity and placement.
-//! It sits in the cell's group, so it runs in the same rounds; the (cell, calibration)
-//! pair gives a paired ratio per round (lab QPS / calibration QPS), summarised with its
-//! repeat interval in `ratios[]`. [`table`] shows each competitor's lab figure against its
-//! calibration; [`warnings`] flags, in the verdict, a competitor whose median ratio is more
-//! than [`SLOW_BELOW`] under its calibration: the lab would be measuring its own harness,
-//! not the competitor. Calibration rows stay out of the headline tables, the verdict's
-//! comparisons and the Why section ([`is_side`]).
+//! calibration kind (`crate::measure::calibration::kind_of`: our own variants with
+//! `--own-loops on`, the Rust peers and the JVM originals), a cell labelled
+//! `<label>/<kind>` (e.g. `ring/own-loop`) that runs the same competitor through its own
+//! API in a plain loop, with the same messages, P, capacity, placement and check. It sits in
+//! the cell's group, so it runs in the same rounds; the (cell, calibration) pair gives a
+//! paired ratio per round (lab QPS / calibration QPS), summarised with its repeat interval
+//! in `ratios[]`. [`table`] shows each row's lab figure against its calibration; [`warnings`]
+//! flags, in the verdict, a row whose median ratio is more than 10% away from 1 either way:
+//! under [`SLOW_BELOW`], the lab would be measuring its own harness, not the competitor;
+//! over [`FAST_ABOVE`], the own loop is not the crate's best plain use on this machine (or
+//! the adapter beats the crate's own API), so it bounds nothing. Calibration rows stay out
+//! of the headline tables, the verdict's comparisons and the Why section ([`is_side`]).
 
 use super::inrun;
 use crate::experiment::Plan;
@@ -17,8 +19,11 @@ use crate::measure::harness::CellSpec;
 use crate::results::{Ratio, Results, Table};
 use serde_json::json;
 
-/// A competitor is flagged when the lab runs it below this share of its calibration.
+/// A row is flagged when the lab runs it below this share of its calibration.
 pub const SLOW_BELOW: f64 = 0.9;
+
+/// A row is flagged when the lab runs it above this share of its calibration.
+pub const FAST_ABOVE: f64 = 1.1;
 
 /// Whether `label` is a calibration cell's (`<label>/<kind>`).
 pub fn is_calibration(label: &str) -> bool {
@@ -38,13 +43,16 @@ pub fn is_side_ratio(q: &Ratio) -> bool {
 }
 
 /// Puts a calibration cell after every cell whose variant has a calibration kind (traced
-/// twins excepted: their plain cell's calibration serves them), and a (cell, calibration)
-/// pair for each.
-pub fn cells(plan: &mut Plan<CellSpec>) {
+/// twins excepted: their plain cell's calibration serves them; our own variants only with
+/// `ours`), and a (cell, calibration) pair for each.
+pub fn cells(plan: &mut Plan<CellSpec>, ours: bool) {
     let mut cells = Vec::with_capacity(plan.cells.len() * 2);
     let mut any = false;
     for c in std::mem::take(&mut plan.cells) {
-        let kind = kind_of(&c.cell.variant).filter(|_| !inrun::is_twin(&c.label));
+        let is_ours = crate::measure::variants::find(&c.cell.variant).is_some_and(|v| v.ours);
+        let kind = kind_of(&c.cell.variant)
+            .filter(|_| !inrun::is_twin(&c.label))
+            .filter(|_| ours || !is_ours);
         let mut cal = None;
         if let Some(kind) = kind {
             let mut k = c.clone();
@@ -69,15 +77,48 @@ pub fn cells(plan: &mut Plan<CellSpec>) {
         }
     }
     plan.cells = cells;
+    own_loop_pairs(plan);
     if any {
         plan.notes.push(
-            "Every peer's and JVM original's cell ran beside its calibration \
-             (`<row>/own-loop`: the crate's or the JVM library's own send and receive in a \
-             plain loop, the same messages, P, capacity, placement and check), in the same \
-             rounds; the calibration table has their paired ratios."
+            "Every peer's and JVM original's cell, and ours with --own-loops on, ran beside \
+             its calibration (`<row>/own-loop`: the crate's or the JVM library's own send and \
+             receive in a plain loop, the same messages, P, capacity, placement and check), in \
+             the same rounds; the calibration table has their paired ratios."
                 .into(),
         );
     }
+}
+
+/// Pairs the own loops of every compared pair whose rows both have one (`ring/own-loop`
+/// against `locked/own-loop`, `ring/own-loop` against `jvm-disruptor/own-loop`): the same
+/// comparison with the harness taken out of both sides, for the verdict to set beside the
+/// lab's ([`own_loop_lines`]).
+fn own_loop_pairs(plan: &mut Plan<CellSpec>) {
+    let own = crate::measure::calibration::OWN_LOOP;
+    let has = |label: &str| plan.cells.iter().any(|c| c.label == label);
+    // The compared pairs: the named ones, and every row against the baseline.
+    let mut compared = plan.pairs.clone();
+    if let Some(base) = &plan.baseline {
+        compared.extend(plan.cells.iter().map(|c| (c.label.clone(), base.clone())));
+    }
+    let mut more = Vec::new();
+    for (a, b) in compared.iter().filter(|(a, b)| a != b && !is_side(a) && !is_side(b)) {
+        let pair = (label_of(a, own), label_of(b, own));
+        if has(&pair.0) && has(&pair.1) && !plan.pairs.contains(&pair) && !more.contains(&pair) {
+            more.push(pair);
+        }
+    }
+    plan.pairs.extend(more);
+}
+
+/// A verdict line per pair of own loops (`ring/own-loop against locked/own-loop: …`), the
+/// comparison with no harness on either side.
+pub fn own_loop_lines(r: &Results) -> Vec<String> {
+    let both = |q: &Ratio| is_calibration(&q.variant) && is_calibration(&q.baseline);
+    crate::experiments::verdict::comparisons(&r.ratios, both)
+        .into_iter()
+        .map(|c| format!("own loops, no harness on either side: {}", c.line))
+        .collect()
 }
 
 /// The (cell, calibration) ratios of a run.
@@ -85,11 +126,11 @@ fn ratios(r: &Results) -> impl Iterator<Item = &Ratio> {
     r.ratios.iter().filter(|q| is_calibration(&q.baseline) && !is_side(&q.variant))
 }
 
-/// Each competitor's lab QPS against its calibration's, with the paired ratio.
+/// Each row's lab QPS against its calibration's, with the paired ratio and its flag.
 pub fn table(r: &Results) -> Option<Table> {
     let mut t = Table::new(
-        "Calibration: each peer in the lab against its own plain loop (same messages, P, \
-         capacity, placement)",
+        "Calibration: each row in the lab against its own plain loop (same messages, P, \
+         capacity, placement, check)",
         &["competitor", "P", "lab QPS", "own-loop QPS", "lab/own-loop QPS [interval]", "flag"],
     );
     for q in ratios(r) {
@@ -100,10 +141,18 @@ pub fn table(r: &Results) -> Option<Table> {
             qps(&q.variant),
             qps(&q.baseline),
             q.text(),
-            match slowed(q) {
-                Some(Slowed::Shown(m)) => format!("SLOWED: {:.0}% below", (1.0 - m) * 100.0),
-                Some(Slowed::Median(m)) => {
+            match off(q) {
+                Some(Off { side: Side::Below, shown: true, median: m }) => {
+                    format!("SLOWED: {:.0}% below", (1.0 - m) * 100.0)
+                }
+                Some(Off { side: Side::Below, shown: false, median: m }) => {
                     format!("below at the median ({:.0}%), no interval shows it", (1.0 - m) * 100.0)
+                }
+                Some(Off { side: Side::Above, shown: true, median: m }) => {
+                    format!("ABOVE: {:.0}% above", (m - 1.0) * 100.0)
+                }
+                Some(Off { side: Side::Above, shown: false, median: m }) => {
+                    format!("above at the median ({:.0}%), no interval shows it", (m - 1.0) * 100.0)
                 }
                 None if q.median.is_some() => "ok".into(),
                 None => "–".into(),
@@ -111,56 +160,81 @@ pub fn table(r: &Results) -> Option<Table> {
         ]);
     }
     t.note = Some(format!(
-        "Each round runs a peer's cell and its calibration side by side; the ratio is the \
+        "Each round runs a row's cell and its calibration side by side; the ratio is the \
          cell's QPS over the calibration's within a round, the median over rounds with its \
          repeat interval (99%). An interval wholly under {SLOW_BELOW} means the harness or the \
-         adapter, not the competitor, set the lab's figure (SLOWED); a median under it without \
-         such an interval may be that or the machine's noise, which more rounds tell apart. \
-         Both are flagged in the verdict."
+         adapter, not the competitor, set the lab's figure (SLOWED); one wholly over \
+         {FAST_ABOVE} means the own loop is not the crate's best plain use here, or the \
+         adapter beats the crate's own API (ABOVE): either way the calibration bounds nothing \
+         for that row. A median outside without such an interval may be that or the \
+         machine's noise, which more rounds tell apart. All are flagged in the verdict."
     ));
     (!t.rows.is_empty()).then_some(t)
 }
 
-/// How a competitor's calibration ratio falls below [`SLOW_BELOW`].
+/// Which side of its calibration a row falls on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// Under [`SLOW_BELOW`].
+    Below,
+    /// Over [`FAST_ABOVE`].
+    Above,
+}
+
+/// How a row's calibration ratio falls outside [`SLOW_BELOW`]..=[`FAST_ABOVE`].
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Slowed {
-    /// The whole repeat interval lies below: the lab slowed it (the median given).
-    Shown(f64),
-    /// The median lies below, but no interval shows it (too few rounds, or an interval
-    /// reaching [`SLOW_BELOW`]): slowed, or the machine's noise.
-    Median(f64),
+struct Off {
+    side: Side,
+    /// Whether the whole repeat interval lies outside on that side (else the median only:
+    /// too few rounds, or an interval reaching back over the bar; off, or the machine's
+    /// noise).
+    shown: bool,
+    median: f64,
 }
 
-fn slowed(q: &Ratio) -> Option<Slowed> {
-    let m = q.median.filter(|m| *m < SLOW_BELOW)?;
-    Some(match q.ci_high {
-        Some(h) if h < SLOW_BELOW => Slowed::Shown(m),
-        _ => Slowed::Median(m),
-    })
+fn off(q: &Ratio) -> Option<Off> {
+    let m = q.median?;
+    let (side, shown) = if m < SLOW_BELOW {
+        (Side::Below, q.ci_high.is_some_and(|h| h < SLOW_BELOW))
+    } else if m > FAST_ABOVE {
+        (Side::Above, q.ci_low.is_some_and(|l| l > FAST_ABOVE))
+    } else {
+        return None;
+    };
+    Some(Off { side, shown, median: m })
 }
 
-/// A verdict line for every competitor the lab runs more than 10% below its calibration:
-/// said as shown when the repeat interval lies below, as a median only otherwise.
+/// A verdict line for every row the lab runs more than 10% away from its calibration,
+/// either way: said as shown when the repeat interval lies outside, as a median only
+/// otherwise.
 pub fn warnings(r: &Results) -> Vec<String> {
-    let pct = (1.0 - SLOW_BELOW) * 100.0;
+    let (below, above) = ((1.0 - SLOW_BELOW) * 100.0, (FAST_ABOVE - 1.0) * 100.0);
     ratios(r)
         .filter_map(|q| {
-            Some(match slowed(q)? {
-                Slowed::Shown(m) => format!(
-                    "WARNING: {} {} ran at {m:.2}× its own plain loop ({}): the lab slowed this \
-                     competitor by more than {pct:.0}%, so its figures here understate it",
-                    q.variant,
-                    q.group,
-                    q.text(),
+            let o = off(q)?;
+            let (v, g, t, m) = (&q.variant, &q.group, q.text(), o.median);
+            Some(match (o.side, o.shown) {
+                (Side::Below, true) => format!(
+                    "WARNING: {v} {g} ran at {m:.2}× its own plain loop ({t}): the lab slowed \
+                     this competitor by more than {below:.0}%, so its figures here understate it"
                 ),
-                Slowed::Median(m) => format!(
-                    "WARNING: {} {} ran at {m:.2}× its own plain loop at the median ({}), more \
-                     than {pct:.0}% below, but no interval shows it: the lab may understate this \
-                     competitor, or the rounds may differ by the machine's noise alone; more \
-                     rounds tell",
-                    q.variant,
-                    q.group,
-                    q.text(),
+                (Side::Below, false) => format!(
+                    "WARNING: {v} {g} ran at {m:.2}× its own plain loop at the median ({t}), \
+                     more than {below:.0}% below, but no interval shows it: the lab may \
+                     understate this competitor, or the rounds may differ by the machine's \
+                     noise alone; more rounds tell"
+                ),
+                (Side::Above, true) => format!(
+                    "WARNING: {v} {g} ran at {m:.2}× its own plain loop ({t}), more than \
+                     {above:.0}% above it: that own loop is not the crate's best plain use on \
+                     this machine (or the lab's adapter beats the crate's own API), so it does \
+                     not bound what the harness costs this row"
+                ),
+                (Side::Above, false) => format!(
+                    "WARNING: {v} {g} ran at {m:.2}× its own plain loop at the median ({t}), \
+                     more than {above:.0}% above, but no interval shows it: the own loop may \
+                     not be the crate's best plain use here, or the rounds may differ by the \
+                     machine's noise alone; more rounds tell"
                 ),
             })
         })
@@ -176,21 +250,39 @@ mod tests {
         fixture::ratio("crossbeam", "crossbeam/own-loop", "P=1", median, ci)
     }
 
+    fn at(side: Side, shown: bool, median: f64) -> Option<Off> {
+        Some(Off { side, shown, median })
+    }
+
     #[test]
-    fn a_slowdown_is_shown_only_by_an_interval_below() {
-        assert_eq!(slowed(&ratio(0.7, Some([0.6, 0.85]))), Some(Slowed::Shown(0.7)));
-        assert_eq!(slowed(&ratio(0.85, Some([0.6, 1.05]))), Some(Slowed::Median(0.85)));
-        assert_eq!(slowed(&ratio(0.85, None)), Some(Slowed::Median(0.85)));
-        assert_eq!(slowed(&ratio(0.95, Some([0.8, 1.1]))), None);
+    fn a_row_off_its_own_loop_is_shown_only_by_an_interval_outside() {
+        assert_eq!(off(&ratio(0.7, Some([0.6, 0.85]))), at(Side::Below, true, 0.7));
+        assert_eq!(off(&ratio(0.85, Some([0.6, 1.05]))), at(Side::Below, false, 0.85));
+        assert_eq!(off(&ratio(0.85, None)), at(Side::Below, false, 0.85));
+        assert_eq!(off(&ratio(0.95, Some([0.8, 1.1]))), None);
+        assert_eq!(off(&ratio(1.09, Some([1.0, 1.2]))), None);
+        assert_eq!(off(&ratio(1.8, Some([1.5, 2.2]))), at(Side::Above, true, 1.8));
+        assert_eq!(off(&ratio(1.2, Some([1.05, 1.4]))), at(Side::Above, false, 1.2));
+        assert_eq!(off(&ratio(1.2, None)), at(Side::Above, false, 1.2));
         let r = fixture::results(
             "disruptor-vs-lbq",
             Vec::new(),
-            vec![ratio(0.7, Some([0.6, 0.85])), ratio(0.85, None)],
+            vec![
+                ratio(0.7, Some([0.6, 0.85])),
+                ratio(0.85, None),
+                ratio(1.8, Some([1.5, 2.2])),
+                ratio(1.2, None),
+            ],
         );
         let w = warnings(&r);
-        assert_eq!(w.len(), 2, "{w:?}");
+        assert_eq!(w.len(), 4, "{w:?}");
         assert!(w[0].contains("the lab slowed this competitor"), "{}", w[0]);
         assert!(w[1].contains("no interval shows it"), "{}", w[1]);
+        assert!(w[2].contains("more than 10% above it"), "{}", w[2]);
+        assert!(w[3].contains("above, but no interval shows it"), "{}", w[3]);
+        let t = table(&r).expect("a table");
+        let flags: Vec<&str> = t.rows.iter().map(|row| row[5].as_str()).collect();
+        assert!(flags[0].starts_with("SLOWED") && flags[2].starts_with("ABOVE"), "{flags:?}");
     }
 
     #[test]

@@ -173,6 +173,11 @@ pub struct DvlArgs {
     /// kernel), `spread` always pins round-robin, `kernel` never pins.
     #[arg(long, value_enum, default_value = "auto")]
     pub placement: crate::machine::placement::Placement,
+    /// Our own variants' own loops (locked, ring, naive, reactive): each row beside
+    /// `<row>/own-loop`, its crate's own API in a plain loop with the lab's message and
+    /// check, in the same rounds, paired (the peers and the JVM originals always run theirs).
+    #[arg(long, value_enum, default_value = "on")]
+    pub own_loops: Switch,
 }
 
 use allocators::AllocatorArg;

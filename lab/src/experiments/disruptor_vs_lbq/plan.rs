@@ -421,7 +421,7 @@ pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, Strin
         notes,
     };
     inrun::twins(shared.trace, &mut plan);
-    super::calibration::cells(&mut plan);
+    super::calibration::cells(&mut plan, a.own_loops == crate::experiment::Switch::On);
     Ok(plan)
 }
 
