@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The Maven modules of tools/jvm, each a program group on the shared `bus` module.
-pub const MODULES: [&str; 4] = ["bus", "jctools", "netty", "rx"];
+pub const MODULES: [&str; 5] = ["bus", "jctools", "netty", "rx", "reactor"];
 
 /// The command that builds (and fetches) the JVM side by hand, as the lab does.
 pub const BUILD_COMMAND: &str = "just jvm";
@@ -286,6 +286,6 @@ mod tests {
     #[test]
     fn an_unknown_module_lists_the_modules() {
         let e = class_path("nope").unwrap_err();
-        assert!(e.contains("bus, jctools, netty, rx"), "{e}");
+        assert!(e.contains("bus, jctools, netty, rx, reactor"), "{e}");
     }
 }
