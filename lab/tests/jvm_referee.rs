@@ -1,5 +1,5 @@
 //! `lab jvm-referee` at tiny scale, through the built binary: a small JMH run of the same
-//! code as the lab's JVM child (RxJava's Single.just subscribed 1M times, Netty's pooled
+//! code as the lab's JVM child (Reactor's Mono.just subscribed 1M times on JDK 25, Netty's pooled
 //! heap allocator) is run, its JSON result read back by the lab, and set beside the lab's
 //! own figure with a paired ratio and a verdict. Needs a JDK and Maven (the JMH module is
 //! built from Maven Central's jars); without them the test fails saying so, never skips.
@@ -15,7 +15,7 @@ fn a_small_jmh_run_is_read_back_beside_the_labs_figure() {
     let dir = out_dir("jvm-referee", "small");
     let d = dir.display().to_string();
     let o = Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args(["jvm-referee", "--workloads", "rx-single-just,netty-pooled-heap"])
+        .args(["jvm-referee", "--workloads", "reactor-mono-just,netty-pooled-heap"])
         .args(["--rounds", "1", "--runs", "2", "--warmup", "1", "--ops", "20000"])
         .args(["--jmh-warmup-iterations", "1", "--jmh-iterations", "2", "--jmh-iteration-s", "1"])
         .args(["--out", &d])
@@ -32,7 +32,7 @@ fn a_small_jmh_run_is_read_back_beside_the_labs_figure() {
     )
     .expect("results.json parses");
     let rows = r["results"].as_array().expect("rows");
-    for w in ["rx-single-just", "netty-pooled-heap"] {
+    for w in ["reactor-mono-just", "netty-pooled-heap"] {
         let jmh = rows
             .iter()
             .find(|x| x["label"] == format!("{w}/jmh"))
@@ -43,7 +43,7 @@ fn a_small_jmh_run_is_read_back_beside_the_labs_figure() {
         let score = forks[0]["score"].as_f64().expect("JMH's score, read from its JSON");
         assert!(score > 0.0, "{jmh}");
         assert_eq!(forks[0]["iterations"][0].as_array().map(Vec::len), Some(2), "{jmh}");
-        let unit = if w.starts_with("rx") { "ns/op" } else { "ops/ms" };
+        let unit = if w.starts_with("reactor") { "ns/op" } else { "ops/ms" };
         assert_eq!(forks[0]["unit"], unit, "{jmh}");
         let lab = rows.iter().find(|x| x["label"] == w).expect("the lab's row");
         assert_eq!(lab["status"], "OK", "{lab}");

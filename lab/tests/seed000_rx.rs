@@ -58,7 +58,7 @@ fn subscribe_overhead_rx_rows_run_valid_and_a_planted_fault_makes_each_invalid()
         assert!(x["score"].as_f64().unwrap() > 0.0);
     }
     let tables = r["tables"].as_array().unwrap();
-    assert!(tables.iter().any(|t| t["title"].as_str().unwrap().starts_with("The rx rows' JVM")));
+    assert!(tables.iter().any(|t| t["title"].as_str().unwrap().starts_with("The JVM rows")));
 
     let (code, r, out) = run("subscribe-overhead", "subscribe-fault", "fault-rx", &tiny);
     assert_eq!(code, Some(1), "a row that did not pass: {out}");
@@ -73,10 +73,10 @@ fn subscribe_overhead_rx_rows_run_valid_and_a_planted_fault_makes_each_invalid()
 
 #[test]
 fn an_unknown_impl_is_one_line_and_exit_2() {
-    let o = lab_env(&["subscribe-overhead", "--impl", "reactor"], false);
+    let o = lab_env(&["subscribe-overhead", "--impl", "akka"], false);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("valid: reactive, rx"), "{err}");
+    assert!(err.contains("valid: reactive, rx, reactor, all"), "{err}");
     // Without LAB_FAULTS the planted fault is not offered.
     let o = lab_env(&["subscribe-overhead", "--impl", "fault-rx"], false);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));

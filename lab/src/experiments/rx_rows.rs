@@ -1,19 +1,23 @@
 //! The options of seed 000's experiments that choose who runs each workload: the reactive
-//! crate (`reactive`) and RxJava 3 on the JVM (`rx`, rows `rx-…`, [`crate::measure::rx`]),
-//! and how the rx rows' JVMs are started (`--jvm-gc`, `--jvm-flags`).
+//! crate (`reactive`) and the JVM libraries ([`crate::measure::rx`]): RxJava 3 (`rx`, rows
+//! `rx-…`) and Reactor, the seed's library (`reactor`, rows `reactor-…`); and how their JVMs
+//! are started (`--jdk`, `--jvm-gc`, `--jvm-flags`).
 //!
-//! Asked for by name (`--impl rx`) where RxJava cannot run, the experiment refuses (one
-//! line with the install command, exit 2); by default (or `--impl all`) the rx rows run
-//! where RxJava is installed, and stderr and a note say when they were left out and why.
+//! Asked for by name (`--impl reactor`) where the JVM side cannot be built, the experiment
+//! refuses (one line with the install command, exit 2); by default (or `--impl all`) the
+//! JVM rows run where it can be built, and stderr and a note say when they were left out
+//! and why. The JDK is not left out: where `--jdk`'s JDK (25 by default, the seed's) is
+//! missing, any JVM row refuses to run (one line naming the path looked in and what installs
+//! it, exit 2), so no JVM row runs on a JDK other than the one the report names.
 
 use super::choices::Choices;
-use crate::measure::rx::{self, RxSettings};
+use crate::measure::rx::{self, Jdk, Lib, LibSettings};
 use crate::units::parse_list;
 use clap::builder::PossibleValue;
 use clap::Args;
 use serde::Serialize;
 
-/// The names `--impl` takes (and `fault-rx` with `LAB_FAULTS=1`).
+/// The names `--impl` takes (and `fault-rx`, `fault-reactor` with `LAB_FAULTS=1`).
 const IMPLS: &[(&str, &str)] = &[
     (
         "reactive",
@@ -22,6 +26,11 @@ const IMPLS: &[(&str, &str)] = &[
          the ring and the naive buffer beside it",
     ),
     ("rx", "RxJava 3 on the JVM, tools/jvm/rx (RxBench.java; needs a JDK and Maven)"),
+    (
+        "reactor",
+        "Reactor 3.8.8 on the JVM, seed 000's library, tools/jvm/reactor (ReactorBench.java; \
+         needs a JDK and Maven)",
+    ),
 ];
 
 /// `--impl`'s value: the names given, in order (a type of its own, so clap takes the
@@ -32,20 +41,25 @@ pub struct ImplList(pub Vec<String>);
 /// The name that stands for the default set.
 const ALL: &str = "all";
 
-/// `--impl`'s parser: a comma list of [`IMPLS`] or `all` (and `fault-rx`, a planted fault,
-/// with `LAB_FAULTS=1`).
+/// The planted-fault name of a library's rows.
+fn fault_name(lib: Lib) -> String {
+    format!("fault-{}", lib.name())
+}
+
+/// `--impl`'s parser: a comma list of [`IMPLS`] or `all` (and `fault-rx`, `fault-reactor`,
+/// planted faults, with `LAB_FAULTS=1`).
 fn impl_list(s: &str) -> Result<ImplList, String> {
     let faults = crate::measure::faults::enabled();
     let names = parse_list(s);
+    let valid: Vec<&str> = IMPLS.iter().map(|i| i.0).chain([ALL]).collect();
     for n in &names {
-        let known = IMPLS.iter().any(|i| i.0 == n) || n == ALL || (faults && n == "fault-rx");
-        if !known {
-            let valid: Vec<&str> = IMPLS.iter().map(|i| i.0).collect();
-            return Err(format!("--impl: unknown '{n}'; valid: {}, {ALL}", valid.join(", ")));
+        let fault = Lib::ALL.iter().any(|l| *n == fault_name(*l));
+        if !(valid.contains(&n.as_str()) || faults && fault) {
+            return Err(format!("--impl: unknown '{n}'; valid: {}", valid.join(", ")));
         }
     }
     if names.is_empty() {
-        return Err("--impl: an empty list; valid: reactive, rx, all".into());
+        return Err(format!("--impl: an empty list; valid: {}", valid.join(", ")));
     }
     Ok(ImplList(names))
 }
@@ -53,24 +67,23 @@ fn impl_list(s: &str) -> Result<ImplList, String> {
 fn impl_values() -> Vec<PossibleValue> {
     let mut v: Vec<PossibleValue> =
         IMPLS.iter().map(|(n, h)| PossibleValue::new(*n).help(*h)).collect();
-    v.push(
-        PossibleValue::new(ALL).help(
-            "the default: reactive, and rx where RxJava is installed (said on stderr when not)",
-        ),
-    );
+    v.push(PossibleValue::new(ALL).help(
+        "the default: reactive, and rx and reactor where the JVM side can be built (said on \
+         stderr when not)",
+    ));
     if crate::measure::faults::enabled() {
-        v.push(
-            PossibleValue::new("fault-rx").help(
-                "planted fault, test only (LAB_FAULTS=1): the rx rows, every run one op short",
-            ),
-        );
+        for (name, lib) in [("fault-rx", "rx"), ("fault-reactor", "reactor")] {
+            v.push(PossibleValue::new(name).help(format!(
+                "planted fault, test only (LAB_FAULTS=1): the {lib} rows, every run one op short"
+            )));
+        }
     }
     v
 }
 
-/// The JVM collector names.
+/// The JVM collector names (the lab's and the seed's flags).
 fn gc_name(s: &str) -> Result<String, String> {
-    let valid: Vec<&str> = crate::measure::jvm::GCS.iter().map(|g| g.0).collect();
+    let valid = rx::gc_names();
     if valid.contains(&s) {
         Ok(s.to_string())
     } else {
@@ -79,96 +92,136 @@ fn gc_name(s: &str) -> Result<String, String> {
 }
 
 fn gc_values() -> Vec<PossibleValue> {
-    crate::measure::jvm::GCS.iter().map(|(n, h)| PossibleValue::new(*n).help(*h)).collect()
+    crate::measure::jvm::GCS
+        .iter()
+        .map(|(n, h)| PossibleValue::new(*n).help(*h))
+        .chain([PossibleValue::new(rx::SEED_GC).help(
+            "seed 000's flags: -Xms512m -Xmx1g -XX:+UseG1GC (the Reactor rows' default; -Xmx \
+             raised where an experiment's runs need more)",
+        )])
+        .collect()
+}
+
+fn jdk_values() -> Vec<PossibleValue> {
+    vec![
+        PossibleValue::new("17").help("OpenJDK 17 (Debian's; LAB_JDK17 overrides the path)"),
+        PossibleValue::new("25").help(
+            "the default: Temurin 25, seed 000's JDK, /usr/lib/jvm/temurin-25-jdk-amd64 \
+             (LAB_JDK25 overrides the path)",
+        ),
+    ]
 }
 
 /// The options (flattened into each experiment's own).
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct ImplArgs {
-    /// Who runs each workload, a comma list [default: all: reactive, and rx where RxJava
-    /// is installed; stderr and a note say when rx was left out].
+    /// Who runs each workload, a comma list [default: all: reactive, and rx and reactor
+    /// where the JVM side can be built; stderr and a note say when they were left out].
     #[arg(long = "impl", value_parser = Choices::new(impl_list, impl_values))]
     pub implementation: Option<ImplList>,
-    /// The rx rows' garbage collector (JVM flags; for the sized ones a fixed heap: 1 GiB, as
-    /// seed 000 ran -Xmx1g; 256 MiB in backpressure-buffer; in heap-growth room for 2N
-    /// messages, at least 256 MiB).
-    #[arg(long, default_value = "serial", value_parser = Choices::new(gc_name, gc_values))]
-    pub jvm_gc: String,
-    /// More JVM flags for the rx rows, after the collector's (a collector flag is refused:
+    /// The JDK every JVM row runs on (named in each row); a JDK that is not there is an
+    /// error naming what installs it, never a skip.
+    #[arg(long, default_value = "25", value_parser = Choices::new(Jdk::parse, jdk_values))]
+    pub jdk: Jdk,
+    /// The JVM rows' garbage collector [default: serial for rx (a fixed heap: 1 GiB, as seed
+    /// 000 ran -Xmx1g; 256 MiB in backpressure-buffer; in heap-growth room for 2N messages,
+    /// at least 256 MiB), seed for reactor (the seed's own flags)]. Given, it applies to both.
+    #[arg(long, value_parser = Choices::new(gc_name, gc_values))]
+    pub jvm_gc: Option<String>,
+    /// More JVM flags for the JVM rows, after the collector's (a collector flag is refused:
     /// choose it with --jvm-gc).
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub jvm_flags: String,
 }
 
-/// What runs: the reactive rows, the rx rows' JVM settings, and a note.
+/// What runs: the reactive rows, each JVM library's settings, and a note.
 #[derive(Debug, Clone)]
 pub struct Chosen {
     /// Whether the reactive crate's rows run.
     pub reactive: bool,
-    /// The rx rows' settings, when they run.
-    pub rx: Option<RxSettings>,
-    /// Why the rx rows were left out of a default run.
+    /// The JVM libraries whose rows run (RxJava first, then Reactor), with their settings.
+    pub jvm: Vec<LibSettings>,
+    /// Why the JVM rows were left out of a default run.
     pub note: Option<String>,
 }
 
-/// Whether rx rows run and planted-faulty (`(asked, fault)`), from the names given and
-/// why RxJava cannot run here: asked for by name where it cannot is an error (one line,
-/// the install command); by default it runs only where it can, and the note says so.
+/// What [`decide`] decides: whether the reactive rows run, the libraries whose rows run
+/// (each with whether it is the planted fault), and the note of a default run.
+pub type Decision = (bool, Vec<(Lib, bool)>, Option<String>);
+
+/// What runs, from the names given and why each library cannot run here (`unavailable`):
+/// whether the reactive rows run, and the libraries whose rows run with whether they are
+/// planted-faulty. A library asked for by name where it cannot run is an error (one line,
+/// the install command); by default each runs only where it can, and the note says so.
 pub fn decide(
     given: Option<&[String]>,
-    unavailable: Option<String>,
-) -> Result<(bool, Option<bool>, Option<String>), String> {
+    unavailable: impl Fn(Lib) -> Option<String>,
+) -> Result<Decision, String> {
     let given = given.filter(|names| !names.iter().any(|n| n == ALL));
     let Some(names) = given else {
-        return Ok(match unavailable {
-            None => (true, Some(false), None),
-            Some(why) => (
-                true,
-                None,
-                Some(format!(
-                    "The rx rows (RxJava 3 beside the reactive crate) were left out: {why}; \
-                     install with `{}`.",
-                    rx::INSTALL
-                )),
-            ),
+        let (ok, out): (Vec<Lib>, Vec<Lib>) =
+            Lib::ALL.iter().partition(|l| unavailable(**l).is_none());
+        let note = out.first().map(|l| {
+            let names: Vec<&str> = out.iter().map(|l| l.name()).collect();
+            format!(
+                "The {} rows (beside the reactive crate) were left out: {}; install with `{}`.",
+                names.join(" and "),
+                unavailable(*l).unwrap_or_default(),
+                rx::INSTALL
+            )
         });
+        return Ok((true, ok.into_iter().map(|l| (l, false)).collect(), note));
     };
     let has = |n: &str| names.iter().any(|x| x == n);
-    let rx = (has("rx") || has("fault-rx")).then_some(has("fault-rx"));
-    if let (Some(_), Some(why)) = (rx, &unavailable) {
-        return Err(format!("--impl rx: {why} (install: {})", rx::INSTALL));
+    let mut libs = Vec::new();
+    for l in Lib::ALL {
+        let fault = has(&fault_name(l));
+        if !has(l.name()) && !fault {
+            continue;
+        }
+        if let Some(why) = unavailable(l) {
+            return Err(format!("--impl {}: {why} (install: {})", l.name(), rx::INSTALL));
+        }
+        libs.push((l, fault));
     }
-    Ok((has("reactive"), rx, None))
+    Ok((has("reactive"), libs, None))
 }
 
 impl ImplArgs {
-    /// Resolves the options: builds RxBench when rx rows run (a one-line error on bad
-    /// input or when rx was asked for and cannot run).
+    /// Resolves the options: builds the JVM programs when their rows run (a one-line error
+    /// on bad input, when a library was asked for and cannot run, or when the JDK is
+    /// missing).
     pub fn choose(&self) -> Result<Chosen, String> {
         self.choose_sized(rx::HEAP)
     }
 
-    /// As [`ImplArgs::choose`], the rx rows' JVMs with a heap of `heap` bytes (the sized
+    /// As [`ImplArgs::choose`], the JVM rows with a heap of `heap` bytes (the sized
     /// collectors').
     pub fn choose_sized(&self, heap: u64) -> Result<Chosen, String> {
-        let (reactive, rx, note) =
-            decide(self.implementation.as_ref().map(|l| l.0.as_slice()), rx::unavailable())?;
+        let given = self.implementation.as_ref().map(|l| l.0.as_slice());
+        let (reactive, libs, note) = decide(given, rx::unavailable)?;
         if let Some(n) = &note {
             eprintln!("lab: {n}");
         }
-        let rx = match rx {
-            Some(fault) => {
-                Some(RxSettings::prepare_sized(&self.jvm_gc, &self.jvm_flags, fault, heap)?)
-            }
-            None => None,
-        };
-        Ok(Chosen { reactive, rx, note })
+        let flags = (self.jvm_gc.as_deref(), self.jvm_flags.as_str());
+        let jvm = libs
+            .into_iter()
+            .map(|(lib, fault)| LibSettings::prepare(lib, self.jdk, flags, fault, heap))
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Chosen { reactive, jvm, note })
     }
 }
 
-/// An rx row's label: `rx-` (or `fault-rx-` for the planted fault) and the workload.
-pub fn label(s: &RxSettings, workload: &str) -> String {
-    format!("{}rx-{workload}", if s.fault { "fault-" } else { "" })
+/// A JVM row's label: `rx-`/`reactor-` (`fault-` first for the planted fault) and the
+/// workload in the library's words (`None`: the library has no such workload).
+pub fn label(s: &LibSettings, rx_word: &str) -> Option<String> {
+    s.label(rx_word)
+}
+
+/// The library whose row `label` is, or `None` for the reactive crate's.
+pub fn lib_of(label: &str) -> Option<Lib> {
+    let l = label.trim_start_matches("fault-");
+    Lib::ALL.into_iter().find(|lib| l.starts_with(&format!("{}-", lib.name())))
 }
 
 #[cfg(test)]
@@ -176,32 +229,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rx_asked_for_without_its_jars_is_one_line_with_the_install_command() {
-        let why = Some("RxJava cannot run here: no Maven".to_string());
-        let names = vec!["reactive".to_string(), "rx".to_string()];
-        let e = decide(Some(&names), why.clone()).unwrap_err();
+    fn a_library_asked_for_without_the_jvm_side_is_one_line_with_the_install_command() {
+        let none = |_: Lib| Some("no Maven".to_string());
+        let names = vec!["reactive".to_string(), "reactor".to_string()];
+        let e = decide(Some(&names), none).unwrap_err();
         assert!(e.contains(rx::INSTALL), "{e}");
-        assert!(e.starts_with("--impl rx:") && !e.contains('\n'), "{e}");
+        assert!(e.starts_with("--impl reactor:") && !e.contains('\n'), "{e}");
         // By default: the reactive rows alone, and a note saying why.
-        let (reactive, rx, note) = decide(None, why).unwrap();
-        assert!(reactive && rx.is_none());
-        assert!(note.unwrap().contains(rx::INSTALL));
-        assert_eq!(decide(None, None).unwrap(), (true, Some(false), None));
-        // `all` is the default set, with or without the jars.
+        let (reactive, libs, note) = decide(None, none).unwrap();
+        assert!(reactive && libs.is_empty());
+        let note = note.unwrap();
+        assert!(note.contains(rx::INSTALL) && note.contains("rx and reactor"), "{note}");
+        let both = vec![(Lib::Rx, false), (Lib::Reactor, false)];
+        assert_eq!(decide(None, |_| None).unwrap(), (true, both.clone(), None));
+        // `all` is the default set, with or without the JVM side.
         let all = vec!["all".to_string()];
-        assert_eq!(decide(Some(&all), None).unwrap(), (true, Some(false), None));
-        let why = Some("RxJava cannot run here: no Maven".to_string());
-        let (reactive, rx, note) = decide(Some(&all), why).unwrap();
-        assert!(reactive && rx.is_none() && note.is_some());
-        let faulty = vec!["fault-rx".to_string()];
-        assert_eq!(decide(Some(&faulty), None).unwrap(), (false, Some(true), None));
+        assert_eq!(decide(Some(&all), |_| None).unwrap(), (true, both, None));
+        let (reactive, libs, note) = decide(Some(&all), none).unwrap();
+        assert!(reactive && libs.is_empty() && note.is_some());
+        let faulty = vec!["fault-reactor".to_string()];
+        assert_eq!(
+            decide(Some(&faulty), |_| None).unwrap(),
+            (false, vec![(Lib::Reactor, true)], None)
+        );
     }
 
     #[test]
     fn impl_names_are_checked() {
-        assert_eq!(impl_list("reactive,rx").unwrap().0, ["reactive", "rx"]);
-        let e = impl_list("reactor").unwrap_err();
-        assert!(e.contains("valid: reactive, rx, all"), "{e}");
+        assert_eq!(impl_list("reactive,rx,reactor").unwrap().0, ["reactive", "rx", "reactor"]);
+        let e = impl_list("akka").unwrap_err();
+        assert!(e.contains("valid: reactive, rx, reactor, all"), "{e}");
         assert_eq!(impl_list("all").unwrap().0, ["all"]);
+        assert_eq!(lib_of("fault-reactor-flux-range"), Some(Lib::Reactor));
+        assert_eq!(lib_of("rx-observe-on[single]"), Some(Lib::Rx));
+        assert_eq!(lib_of("flux-range"), None);
     }
 }

@@ -576,7 +576,9 @@ mod tests {
         assert_eq!(group_of("jvm-disruptor"), None);
         assert_eq!(bus_impl("fault-jvm-jctools"), Some("jctools"));
         assert_eq!(bus_impl(SEED_DISRUPTOR), Some("disruptor"));
-        assert!(group_unavailable("nope").unwrap().contains("valid: bus, jctools, netty, rx, jmh"));
+        assert!(group_unavailable("nope")
+            .unwrap()
+            .contains("valid: bus, jctools, netty, rx, reactor, jmh"));
         let current = class_path("jvm-disruptor").expect("the JVM side builds");
         let seed = class_path(SEED_DISRUPTOR).expect("the JVM side builds");
         assert!(current.contains("disruptor-4.0.0.jar"), "{current}");

@@ -25,7 +25,7 @@ use std::process::{Command, Stdio};
 
 /// The Maven modules of tools/jvm, each a program group on the shared `bus` module (`jmh`:
 /// JMH benchmarks of the other modules' loops, the referee of the JVM rows).
-pub const MODULES: [&str; 5] = ["bus", "jctools", "netty", "rx", "jmh"];
+pub const MODULES: [&str; 6] = ["bus", "jctools", "netty", "rx", "reactor", "jmh"];
 
 /// The command that builds (and fetches) the JVM side by hand, as the lab does.
 pub const BUILD_COMMAND: &str = "just jvm";
@@ -333,6 +333,6 @@ mod tests {
     #[test]
     fn an_unknown_module_lists_the_modules() {
         let e = class_path("nope").unwrap_err();
-        assert!(e.contains("bus, jctools, netty, rx, jmh"), "{e}");
+        assert!(e.contains("bus, jctools, netty, rx, reactor, jmh"), "{e}");
     }
 }

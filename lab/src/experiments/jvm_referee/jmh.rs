@@ -28,6 +28,8 @@ pub struct JmhSpec {
     pub jvm_flags: Vec<String>,
     /// The class path of the `jmh` module.
     pub class_path: String,
+    /// The `java` that runs JMH and its forks (`-jvm`): the lab row's own JDK.
+    pub java: String,
 }
 
 /// What JMH measured.
@@ -77,8 +79,9 @@ pub fn parse(json: &str) -> Result<JmhScore, String> {
 
 /// The command line of `spec`, writing its result to `result`.
 pub fn command(spec: &JmhSpec, result: &std::path::Path) -> Command {
-    let mut cmd = Command::new("java");
+    let mut cmd = Command::new(&spec.java);
     cmd.arg("-cp").arg(&spec.class_path).arg("org.openjdk.jmh.Main");
+    cmd.arg("-jvm").arg(&spec.java);
     cmd.arg(format!("^{}$", regex_escape(&spec.benchmark)));
     for (k, v) in &spec.params {
         cmd.arg("-p").arg(format!("{k}={v}"));
@@ -204,7 +207,7 @@ mod tests {
     #[test]
     fn the_benchmark_is_matched_exactly() {
         let spec = JmhSpec {
-            benchmark: "lab.referee.RxReferee.singleJust".into(),
+            benchmark: "lab.referee.Seed000Referee.just".into(),
             params: vec![("size".into(), "1024".into())],
             forks: 1,
             warmup_iterations: 2,
@@ -212,10 +215,12 @@ mod tests {
             iteration_s: 1,
             jvm_flags: vec!["-XX:+UseSerialGC".into(), "-Xmx1g".into()],
             class_path: "cp".into(),
+            java: "/usr/bin/java".into(),
         };
         let cmd = command(&spec, std::path::Path::new("/tmp/r.json"));
         let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into()).collect();
-        assert!(args.contains(&r"^lab\.referee\.RxReferee\.singleJust$".to_string()), "{args:?}");
+        assert!(args.contains(&r"^lab\.referee\.Seed000Referee\.just$".to_string()), "{args:?}");
+        assert!(args.windows(2).any(|w| w == ["-jvm", "/usr/bin/java"]), "{args:?}");
         assert!(args.windows(2).any(|w| w == ["-p", "size=1024"]), "{args:?}");
         assert!(args.windows(2).any(|w| w == ["-jvmArgsAppend", "-XX:+UseSerialGC -Xmx1g"]));
     }

@@ -1,9 +1,9 @@
 //! `jvm-referee`: JMH as the referee of the lab's JVM rows. For every JVM workload that has
 //! a JMH form, the same code runs two ways in the same rounds: as the lab's JVM child (the
-//! rx rows of subscribe-overhead, the netty rows of alloc-pooled-vs-unpooled, each with its
-//! own warm-up and runs) and as a JMH benchmark (tools/jvm's `jmh` module, whose bodies
-//! call those programs' own loops: `RxBench.runOnce`, `NettyAlloc.cycles`), with the same
-//! JVM flags. The table sets JMH's score ± error (its iterations pooled over the rounds'
+//! rx and reactor rows of subscribe-overhead, the netty rows of alloc-pooled-vs-unpooled,
+//! each with its own warm-up and runs) and as a JMH benchmark (tools/jvm's `jmh` module,
+//! whose bodies call those programs' own loops: RxBench's and ReactorBench's `runOnce`,
+//! `NettyAlloc.cycles`), on the same JDK with the same JVM flags. The table sets JMH's score ± error (its iterations pooled over the rounds'
 //! forks, as JMH pools forks) beside the lab's median, with the paired ratio, and flags a
 //! row where the two differ by more than 10% either way: then the lab's child does not
 //! measure what JMH measures, and its JVM figures are not to be trusted until it does.
@@ -14,7 +14,7 @@ use super::alloc::{netty, AllocOutcome, Cell as AllocCell, Mode};
 use crate::experiment::{
     size, Defaults, Experiment, Finished, Measured, Outcome, Plan, Shared, TraceMode,
 };
-use crate::measure::rx::RxSettings;
+use crate::measure::rx::{self, Jdk, Lib, LibSettings};
 use crate::protocol::Ctx;
 use crate::results::{Results, Table};
 use clap::{Args, ValueEnum};
@@ -37,8 +37,14 @@ pub enum Workload {
     RxFlowableRange,
     /// RxJava's Single.just subscribed 1M times, ns per subscription.
     RxSingleJust,
-    /// Seed 000's hand-written publisher subscribed 1M times, ns per subscription.
+    /// Seed 000's hand-written publisher (on org.reactivestreams) subscribed 1M times.
     RxHandWritten,
+    /// Reactor's Flux.range(1M) summed, ns per element (seed 000's first row).
+    ReactorFluxRange,
+    /// Reactor's Mono.just subscribed 1M times, ns per subscription.
+    ReactorMonoJust,
+    /// Seed 000's SyncSinglePublisher on java.util.concurrent.Flow subscribed 1M times.
+    ReactorHandWritten,
     /// Netty's PooledByteBufAllocator, heapBuffer then release, ops/ms.
     NettyPooledHeap,
     /// Netty's UnpooledByteBufAllocator, heapBuffer then release, ops/ms.
@@ -50,7 +56,10 @@ pub enum Workload {
 }
 
 impl Workload {
-    const ALL: [Workload; 7] = [
+    const ALL: [Workload; 10] = [
+        Workload::ReactorFluxRange,
+        Workload::ReactorMonoJust,
+        Workload::ReactorHandWritten,
         Workload::RxFlowableRange,
         Workload::RxSingleJust,
         Workload::RxHandWritten,
@@ -65,6 +74,9 @@ impl Workload {
             Workload::RxFlowableRange => "rx-flowable-range",
             Workload::RxSingleJust => "rx-single-just",
             Workload::RxHandWritten => "rx-hand-written",
+            Workload::ReactorFluxRange => "reactor-flux-range",
+            Workload::ReactorMonoJust => "reactor-mono-just",
+            Workload::ReactorHandWritten => "reactor-hand-written",
             Workload::NettyPooledHeap => "netty-pooled-heap",
             Workload::NettyUnpooledHeap => "netty-unpooled-heap",
             Workload::NettyPooledDirect => "netty-pooled-direct",
@@ -72,12 +84,16 @@ impl Workload {
         }
     }
 
-    /// RxBench's workload name, for the rx ones.
-    fn rx(self) -> Option<&'static str> {
+    /// The seed-000 library and its workload in RxBench's words (the lab's launcher
+    /// translates them), for the rx and reactor ones.
+    fn rx(self) -> Option<(Lib, &'static str)> {
         match self {
-            Workload::RxFlowableRange => Some("flowable-range"),
-            Workload::RxSingleJust => Some("single-just"),
-            Workload::RxHandWritten => Some("hand-written"),
+            Workload::RxFlowableRange => Some((Lib::Rx, "flowable-range")),
+            Workload::RxSingleJust => Some((Lib::Rx, "single-just")),
+            Workload::RxHandWritten => Some((Lib::Rx, "hand-written")),
+            Workload::ReactorFluxRange => Some((Lib::Reactor, "flowable-range")),
+            Workload::ReactorMonoJust => Some((Lib::Reactor, "single-just")),
+            Workload::ReactorHandWritten => Some((Lib::Reactor, "hand-written")),
             _ => None,
         }
     }
@@ -104,23 +120,29 @@ impl Workload {
     /// The closed form of an rx run's result.
     fn expected(self, n: u64) -> i64 {
         match self {
-            Workload::RxFlowableRange => (n * (n + 1) / 2) as i64,
+            Workload::RxFlowableRange | Workload::ReactorFluxRange => (n * (n + 1) / 2) as i64,
             _ => n as i64,
         }
     }
 
     /// The JMH benchmark and its parameters.
     fn jmh(self, size: u64) -> (String, Vec<(String, String)>) {
-        let rx = |m: &str| (format!("lab.referee.RxReferee.{m}"), Vec::new());
+        let seed = |m: &str, lib: &str| {
+            let p = vec![("library".to_string(), lib.to_string())];
+            (format!("lab.referee.Seed000Referee.{m}"), p)
+        };
         let netty = |allocator: &str, memory: &str| {
             let p = [("allocator", allocator), ("memory", memory), ("size", &size.to_string())]
                 .map(|(k, v)| (k.to_string(), v.to_string()));
             ("lab.referee.NettyAllocReferee.allocAndFree".to_string(), p.to_vec())
         };
         match self {
-            Workload::RxFlowableRange => rx("flowableRange"),
-            Workload::RxSingleJust => rx("singleJust"),
-            Workload::RxHandWritten => rx("handWritten"),
+            Workload::RxFlowableRange => seed("range", "rx"),
+            Workload::RxSingleJust => seed("just", "rx"),
+            Workload::RxHandWritten => seed("handWritten", "rx"),
+            Workload::ReactorFluxRange => seed("range", "reactor"),
+            Workload::ReactorMonoJust => seed("just", "reactor"),
+            Workload::ReactorHandWritten => seed("handWritten", "reactor"),
             Workload::NettyPooledHeap => netty("pooled", "heap"),
             Workload::NettyUnpooledHeap => netty("unpooled", "heap"),
             Workload::NettyPooledDirect => netty("pooled", "direct"),
@@ -135,6 +157,10 @@ pub struct RefereeArgs {
     /// Workloads, a comma list [default: all]
     #[arg(long, value_enum, value_delimiter = ',')]
     pub workloads: Option<Vec<Workload>>,
+    /// The JDK of the seed-000 workloads, both sides (Netty's run on the default `java`):
+    /// 17 or 25.
+    #[arg(long, value_parser = Jdk::parse, default_value = "25")]
+    pub jdk: Jdk,
     /// The Netty workloads' buffer size, bytes.
     #[arg(long, value_parser = size, default_value = "1024")]
     pub size: u64,
@@ -172,8 +198,8 @@ pub struct Cell {
     pub workload: Workload,
     /// Which side.
     pub side: Side,
-    /// The rx rows' JVM (rx workloads, lab side).
-    pub rx: Option<RxSettings>,
+    /// The seed-000 library's JVM (rx and reactor workloads, lab side).
+    pub rx: Option<LibSettings>,
     /// The netty row's cell (Netty workloads, lab side).
     pub netty: Option<AllocCell>,
     /// What JMH runs (JMH side).
@@ -234,8 +260,8 @@ fn label(w: Workload, side: Side) -> String {
 impl Experiment for JvmReferee {
     const NAME: &'static str = "jvm-referee";
     const ABOUT: &'static str =
-        "JMH as the referee of the JVM rows: the lab's JVM children (RxJava's seed-000 \
-         workloads, Netty's seed-004 allocators) and JMH benchmarks of the same code, in the \
+        "JMH as the referee of the JVM rows: the lab's JVM children (seed 000's workloads on \
+         Reactor and RxJava, Netty's seed-004 allocators) and JMH benchmarks of the same code, in the \
          same rounds; flags a row whose figures differ by more than 10% either way";
     const DEFAULTS: Defaults =
         Defaults { rounds: 3, runs: 10, warmup: 5, trace: &[TraceMode::Off], heap: None };
@@ -259,10 +285,15 @@ impl Experiment for JvmReferee {
             return Err(format!("the JMH referee cannot run here: {why}"));
         }
         let jmh_cp = crate::measure::jvm_build::class_path("jmh")?;
-        let rx = match workloads.iter().any(|w| w.rx().is_some()) {
-            true => Some(RxSettings::prepare(crate::measure::jvm::DEFAULT_GC, "", false)?),
-            false => None,
-        };
+        // One settings per seed-000 library named: its JDK and its default flags (RxJava
+        // the lab's JVM default, Reactor the seed's), which JMH's forks get too.
+        let mut libs: Vec<LibSettings> = Vec::new();
+        for (lib, _) in workloads.iter().filter_map(|w| w.rx()) {
+            if !libs.iter().any(|s| s.lib == lib) {
+                libs.push(LibSettings::prepare(lib, a.jdk, (None, ""), false, rx::HEAP)?);
+            }
+        }
+        let settings = |lib: Lib| libs.iter().find(|s| s.lib == lib).cloned();
         let netty_cp = match workloads.iter().any(|w| w.netty().is_some()) {
             true => Some(crate::measure::jvm::build_group("netty")?),
             false => None,
@@ -271,8 +302,9 @@ impl Experiment for JvmReferee {
         let mut cells = Vec::new();
         let mut pairs = Vec::new();
         for w in workloads {
-            let flags: Vec<String> = match w.rx() {
-                Some(_) => rx.as_ref().map(|r| r.flags.clone()).unwrap_or_default(),
+            let lib = w.rx().and_then(|(lib, _)| settings(lib));
+            let flags: Vec<String> = match &lib {
+                Some(s) => s.flags.clone(),
                 None => netty::FLAGS.join(" "),
             }
             .split_whitespace()
@@ -300,11 +332,12 @@ impl Experiment for JvmReferee {
                 iteration_s: a.jmh_iteration_s,
                 jvm_flags: flags,
                 class_path: jmh_cp.clone(),
+                java: lib.as_ref().map_or("java".to_string(), |s| s.java.clone()),
             };
             let base = Cell {
                 workload: w,
                 side: Side::Lab,
-                rx: w.rx().and(rx.clone()),
+                rx: lib,
                 netty: netty_cell,
                 jmh: None,
                 warmup,
@@ -353,7 +386,7 @@ impl Experiment for JvmReferee {
             let checks = values.iter().map(|v| check_finite(*v)).collect();
             return Ok(RefereeOutcome { values, checks, jmh: Some(score) });
         }
-        if let (Some(rx), Some(name)) = (&cell.rx, cell.workload.rx()) {
+        if let (Some(rx), Some((_, name))) = (&cell.rx, cell.workload.rx()) {
             let (o, _) =
                 crate::measure::rx::run(rx, name, RX_N, (cell.warmup, cell.runs), &[], ctx)?;
             let expected = cell.workload.expected(RX_N);

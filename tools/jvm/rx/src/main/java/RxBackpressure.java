@@ -11,7 +11,7 @@
 // which elements arrive differs. onOverflow runs once per dropped element; under ERROR it
 // does not run, and the overflow is the MissingBackpressureException it signals instead
 // (counted as one overflow where the buffer emits it, as the reactive crate counts its
-// Error overflow).
+// Error overflow). A run's counts, check and JSON are the shared module's (BackpressureRun.java).
 
 import io.reactivex.rxjava3.core.BackpressureOverflowStrategy;
 import io.reactivex.rxjava3.core.Flowable;
@@ -19,16 +19,14 @@ import io.reactivex.rxjava3.core.FlowableSubscriber;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.exceptions.MissingBackpressureException;
 import io.reactivex.rxjava3.schedulers.Schedulers;
-import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.reactivestreams.Subscription;
 
 final class RxBackpressure {
-    static final String[] CASES = {"sync-request-1", "publish-on-1", "grid"};
-    static final String[] POLICIES = {"drop-latest", "drop-oldest", "error"};
-
+    /** The exception RxJava's buffer signals under ERROR. */
+    static final String OVERFLOW_ERROR = MissingBackpressureException.class.getName();
+    
     private RxBackpressure() { }
 
     static BackpressureOverflowStrategy strategy(String policy) {
@@ -39,39 +37,16 @@ final class RxBackpressure {
         }
     }
 
-    /** One run's counts. Written by the source's and the subscriber's threads, read after
-     *  the terminal signal (the latch orders them). */
-    static final class Counts {
-        long emitted;
-        long lastEmitted = -1;
-        boolean sourceInOrder = true;
-        final AtomicLong dropped = new AtomicLong();
-        /** MissingBackpressureExceptions the buffer signalled (on the source's thread). */
-        long overflowErrors;
-        long overflowsAtOnce = -1;
-        long delivered;
-        long lastDelivered = -1;
-        boolean inOrder = true;
-        String terminal = "none";
-        double elapsedMs = -1;
-        /** When the source emitted its first element: the pacing's origin (set there, not
-         *  before subscribing, so that loading RxJava's classes in a cold JVM, some 300 ms
-         *  here, is not taken for a producer that fell behind its schedule). */
-        long t0 = -1;
-
-        long overflows() { return dropped.get() + overflowErrors; }
-    }
-
     /** The subscriber of every case: request(1) up front and after each element (spinning
      *  `serviceNs` first), or, `detached`, nothing until the caller requests. */
     static final class Sub implements FlowableSubscriber<Integer> {
-        final Counts c;
+        final BackpressureRun.Counts c;
         final long serviceNs;
         final boolean detached;
         final CountDownLatch end = new CountDownLatch(1);
         volatile Subscription s;
 
-        Sub(Counts c, long serviceNs, boolean detached) {
+        Sub(BackpressureRun.Counts c, long serviceNs, boolean detached) {
             this.c = c;
             this.serviceNs = serviceNs;
             this.detached = detached;
@@ -83,11 +58,11 @@ final class RxBackpressure {
         }
 
         @Override public void onNext(Integer v) {
-            RxBench.OPAQUE.consume(v);
+            Seed000.OPAQUE.consume(v);
             if (v <= c.lastDelivered) c.inOrder = false;
             c.lastDelivered = v;
             c.delivered++;
-            if (serviceNs > 0) spinFor(serviceNs);
+            if (serviceNs > 0) Seed000.spinFor(serviceNs);
             if (!detached) s.request(1);
         }
 
@@ -102,14 +77,9 @@ final class RxBackpressure {
         }
     }
 
-    static void spinFor(long ns) {
-        long t0 = System.nanoTime();
-        while (System.nanoTime() - t0 < ns) Thread.onSpinWait();
-    }
-
     /** range(0, n), without element 1 under the planted fault, counted and checked for order
      *  as it leaves the source; paced to element i at c.t0 + i * periodNs when periodNs > 0. */
-    static Flowable<Integer> source(RxBench.Config cfg, int n, Counts c, long periodNs) {
+    static Flowable<Integer> source(Seed000.Config cfg, int n, BackpressureRun.Counts c, long periodNs) {
         Flowable<Integer> f = Flowable.range(0, n);
         if (cfg.fault != null) f = f.filter(i -> i != 1);
         return f.map(i -> {
@@ -127,7 +97,7 @@ final class RxBackpressure {
 
     /** The buffer under test: exact capacity, each drop counted; an overflow error counted
      *  as the buffer emits it, before any asynchronous boundary. */
-    static Flowable<Integer> buffer(RxBench.Config cfg, Flowable<Integer> f, Counts c) {
+    static Flowable<Integer> buffer(Seed000.Config cfg, Flowable<Integer> f, BackpressureRun.Counts c) {
         return f.onBackpressureBuffer(cfg.capacity, c.dropped::incrementAndGet, strategy(cfg.policy))
             .doOnError(t -> {
                 if (t instanceof MissingBackpressureException) c.overflowErrors++;
@@ -135,8 +105,8 @@ final class RxBackpressure {
     }
 
     /** One run of the configured case; the counts (terminal "none" on a timeout). */
-    static Counts run(RxBench.Config cfg) throws InterruptedException {
-        Counts c = new Counts();
+    static BackpressureRun.Counts run(Seed000.Config cfg) throws InterruptedException {
+        BackpressureRun.Counts c = new BackpressureRun.Counts();
         switch (cfg.bpCase) {
             case "sync-request-1": {
                 Sub sub = new Sub(c, 0, false);
@@ -165,37 +135,5 @@ final class RxBackpressure {
                 return c;
             }
         }
-    }
-
-    /** The run's own check: every element that left the source either arrived or
-     *  overflowed, in order, and the stream ended as its policy says. */
-    static String check(RxBench.Config cfg, Counts c) {
-        if (c.terminal.equals("none")) return "no terminal signal in time";
-        if (!c.sourceInOrder) return "the source's elements were not 0, 1, 2, ... (element "
-            + c.lastEmitted + " was its number " + (c.emitted - 1) + ")";
-        if (!c.inOrder) return "elements arrived out of order";
-        boolean error = cfg.policy.equals("error") && !cfg.bpCase.equals("sync-request-1");
-        if (error) {
-            if (!c.terminal.startsWith("error: " + MissingBackpressureException.class.getName())) {
-                return "ended " + c.terminal + ", not with MissingBackpressureException";
-            }
-            return "ok";
-        }
-        if (!c.terminal.equals("complete")) return "ended " + c.terminal;
-        if (c.delivered + c.overflows() != c.emitted) {
-            return "delivered " + c.delivered + " + overflowed " + c.overflows() + " != emitted " + c.emitted;
-        }
-        return "ok";
-    }
-
-    /** The run's fields for the outcome's run object. */
-    static String json(RxBench.Config cfg, Counts c) {
-        return String.format(Locale.ROOT,
-            ",\"bp\":{\"emitted\":%d,\"last_emitted\":%d,\"delivered\":%d,\"overflows\":%d,"
-                + "\"overflows_at_once\":%s,\"in_order\":%b,\"terminal\":%s,\"elapsed_ms\":%s,\"check\":%s}",
-            c.emitted, c.lastEmitted, c.delivered, c.overflows(),
-            c.overflowsAtOnce < 0 ? "null" : Long.toString(c.overflowsAtOnce), c.inOrder,
-            Protocol.str(c.terminal), c.elapsedMs < 0 ? "null" : Protocol.num(c.elapsedMs),
-            Protocol.str(check(cfg, c)));
     }
 }

@@ -23,25 +23,29 @@
 //! its row). A fork's measured elements go into one HDR histogram (1 ns .. 60 s, 3
 //! significant digits); a run's measured value is its own p50.
 //!
-//! RxJava (`rx-observe-on[…]` rows, `--impl`; [`crate::measure::rx`]): the seed's test on
-//! RxJava 3, `Flowable.range(0, N).map(i -> {System.nanoTime(), i, thread})
-//! .observeOn(scheduler, false, 256)`, bulk and one-by-one demand, on `Schedulers.single()`
-//! beside `reactive[single]` and `Schedulers.computation()` beside `reactive[parallel]`.
-//! `System.nanoTime` is CLOCK_MONOTONIC, the clock of [`handoff::now_ns`]; the samples
-//! come back to the lab and go into the same histograms.
+//! The JVM (`--impl`; [`crate::measure::rx`]): the seed's test on Reactor, its own library
+//! (`reactor-publish-on[…]` rows: `Flux.range(0, N).map(i -> {System.nanoTime(), i,
+//! thread}).publishOn(scheduler, false, 256)`, on the seed's JDK and flags by default), and
+//! on RxJava 3 (`rx-observe-on[…]` rows: `Flowable…observeOn(scheduler, false, 256)`), bulk
+//! and one-by-one demand, on the single scheduler beside `reactive[single]` and Reactor's
+//! `parallel` (RxJava's `computation`) beside `reactive[parallel]`. `System.nanoTime` is
+//! CLOCK_MONOTONIC, the clock of [`handoff::now_ns`]; the samples come back to the lab and
+//! go into the same histograms. The report sets the p50 and p99 beside seed 000's
+//! published ones (`report.rs`).
 
-use super::rx_rows::{self, ImplArgs};
+mod report;
+
+use super::rx_rows::ImplArgs;
 use super::schedulers::{self, Sched, Schedulers};
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished};
-use crate::measure::rx::RxSettings;
+use crate::measure::rx::LibSettings;
 use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::protocol::Ctx;
-use crate::results::{Chart, Ratio, Results, Row, Status, Table, Target};
+use crate::results::{Results, Row};
 use crate::stats::percentiles::Percentiles;
-use crate::units::fmt_num;
 use clap::{Args, ValueEnum};
 use handoff::{Consumer as _, Handoff, Message, Producer as _};
 use hdrhistogram::Histogram;
@@ -142,7 +146,8 @@ pub struct LatencyArgs {
     /// Worker threads of the parallel and rayon schedulers (single has one).
     #[arg(long, value_parser = size, default_value = "2")]
     pub workers: u64,
-    /// Who runs the reactive rows (`reactive`: the variants above), and the rx rows' JVM.
+    /// Who runs the rows (`reactive`: the variants above; `rx`, `reactor`: the JVM's), and
+    /// the JVM rows' JDK and flags.
     #[command(flatten)]
     pub rx: ImplArgs,
 }
@@ -164,13 +169,15 @@ pub struct Cell {
     pub warmup: usize,
     /// Measured runs.
     pub runs: usize,
-    /// RxJava runs the cell (an `rx-observe-on[…]` row), with these settings.
+    /// A JVM library runs the cell (an `rx-observe-on[…]` or `reactor-publish-on[…]` row),
+    /// with these settings.
     #[serde(default)]
-    pub rx: Option<RxSettings>,
+    pub rx: Option<LibSettings>,
 }
 
 /// RxJava's scheduler for the reactive crate's: single for single, computation (a thread
-/// per core) for parallel; rayon has none.
+/// per core) for parallel (Reactor's parallel, [`crate::measure::rx::Lib::word`]); rayon
+/// has none.
 fn rx_scheduler(s: Sched) -> Option<&'static str> {
     match s {
         Sched::Single => Some("single"),
@@ -211,14 +218,15 @@ fn rx_lat_run(
     })
 }
 
-/// An rx cell: RxBench's latency workload, its samples into the lab's histograms.
-fn run_rx(cell: &Cell, rx: &RxSettings, ctx: &mut Ctx) -> Result<LatencyOutcome, String> {
+/// A JVM cell: the library's latency workload, its samples into the lab's histograms.
+fn run_rx(cell: &Cell, rx: &LibSettings, ctx: &mut Ctx) -> Result<LatencyOutcome, String> {
     let s = cell.scheduler.and_then(rx_scheduler).ok_or("an rx cell without its scheduler")?;
     let extra = ["--demand", cell.demand.name(), "--scheduler", s].map(String::from);
     let (o, _) =
         crate::measure::rx::run(rx, "latency", cell.n, (cell.warmup, cell.runs), &extra, ctx)?;
     let mut all = hist();
-    let mut out = LatencyOutcome { warmup: Vec::new(), runs: Vec::new(), all: None };
+    let library = Some(rx.library_text(&o));
+    let mut out = LatencyOutcome { warmup: Vec::new(), runs: Vec::new(), all: None, library };
     for r in &o.warmup {
         out.warmup.push(rx_lat_run(r, cell.n, None)?);
     }
@@ -255,6 +263,9 @@ pub struct LatencyOutcome {
     pub runs: Vec<LatRun>,
     /// Every element of the valid measured runs, in one histogram.
     pub all: Option<Percentiles>,
+    /// JVM rows: the library, its version and the JDK that ran it.
+    #[serde(default)]
+    pub library: Option<String>,
 }
 
 impl Outcome for LatencyOutcome {
@@ -402,12 +413,12 @@ fn distinct<T: PartialEq + Copy>(xs: &[T]) -> Vec<T> {
     out
 }
 
-/// The rx cells (a row per scheduler with an RxJava counterpart and demand), appended to
-/// `cells`; the pairs (reactive row of the same scheduler, rx row) where that row runs.
+/// A JVM library's cells (a row per scheduler with a JVM counterpart and demand), appended
+/// to `cells`; the pairs (reactive row of the same scheduler, JVM row) where that row runs.
 fn rx_cells(
     a: &LatencyArgs,
     shared: &Shared,
-    rx: &RxSettings,
+    rx: &LibSettings,
     vs: &[Variant],
     ds: &[Demand],
     cells: &mut Vec<CellPlan<Cell>>,
@@ -426,9 +437,10 @@ fn rx_cells(
                 runs: shared.runs as usize,
                 rx: Some(rx.clone()),
             };
-            let l = format!("{}[{rs}]", rx_rows::label(rx, "observe-on"));
+            let rx_word = format!("observe-on[{rs}]");
+            let l = rx.label(&rx_word).unwrap_or(rx_word);
             let mut c = CellPlan::new(cell, l.clone(), d.name())
-                .key("variant", "rx")
+                .key("variant", rx.lib.name())
                 .key("demand", d.name())
                 .key("scheduler", s.name());
             c.file_stem = format!("{}-{}", c.file_stem, d.name());
@@ -511,12 +523,15 @@ impl Experiment for PublishOnLatency {
                 }
             }
         }
-        let pairs = chosen
-            .rx
-            .as_ref()
-            .map_or_else(Vec::new, |rx| rx_cells(a, shared, rx, &vs, &ds, &mut cells));
+        let mut pairs = Vec::new();
+        for lib in &chosen.jvm {
+            pairs.extend(rx_cells(a, shared, lib, &vs, &ds, &mut cells));
+        }
         if cells.is_empty() {
-            return Err("no rows: --impl rx runs beside --scheduler single or parallel only".into());
+            return Err(
+                "no rows: --impl rx and reactor run beside --scheduler single or parallel only"
+                    .into(),
+            );
         }
         // Every row against the locked queue (the LinkedBlockingQueue port) of its demand
         // mode, when it runs; otherwise against the first row.
@@ -529,7 +544,7 @@ impl Experiment for PublishOnLatency {
             pairs,
             cells,
             baseline: Some(baseline),
-            config: json!({"elements": a.elements, "bound": BOUND, "ring_wait": "blocking", "schedulers": a.scheduler, "workers": workers, "reactive": chosen.reactive, "rx": chosen.rx}),
+            config: json!({"elements": a.elements, "bound": BOUND, "ring_wait": "blocking", "schedulers": a.scheduler, "workers": workers, "reactive": chosen.reactive, "jvm": chosen.jvm}),
             input_size: a.elements,
             notes: chosen.note.into_iter().collect(),
         })
@@ -540,7 +555,8 @@ impl Experiment for PublishOnLatency {
             return run_rx(cell, rx, ctx);
         }
         let mut all = hist();
-        let mut out = LatencyOutcome { warmup: Vec::new(), runs: Vec::new(), all: None };
+        let mut out =
+            LatencyOutcome { warmup: Vec::new(), runs: Vec::new(), all: None, library: None };
         for i in 0..cell.warmup + cell.runs {
             let run = match one_run(cell) {
                 Ok((lat, crossed, ms)) => {
@@ -582,14 +598,15 @@ impl Experiment for PublishOnLatency {
         for (row, rec) in out.results.iter_mut().zip(&run.cells) {
             fill_row(row, rec);
         }
-        out.tables.push(latency_table(a, out).headline());
+        out.tables.push(report::latency_table(a, out).headline());
+        out.tables.extend(report::seed_table(out));
         out.tables.extend(crate::report::failure_table(out, &["variant", "demand"], |x| {
             vec![x.label.clone(), x.group.clone()]
         }));
-        out.targets = targets(out, out.environment.cores);
+        out.targets = report::targets(out, out.environment.cores);
         out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
-        out.charts = charts(out);
-        out.method.extend(method_lines(a));
+        out.charts = report::charts(out);
+        out.method.extend(report::method_lines(a));
     }
 }
 
@@ -623,10 +640,12 @@ pub struct LatencyDetail {
     /// median run): the rate elements flow. Where a queue stays full, the median latency
     /// is about its depth times this (Little's law).
     pub ns_per_element: Option<f64>,
+    /// JVM rows: the library, its version and the JDK that ran it.
+    pub library: Option<String>,
 }
 
 /// A row's typed detail (the default for a row that has none).
-fn detail(x: &Row) -> LatencyDetail {
+pub(super) fn detail(x: &Row) -> LatencyDetail {
     x.typed_detail().unwrap_or_default()
 }
 
@@ -644,7 +663,8 @@ fn fill_row(row: &mut Row, rec: &CellRecord<PublishOnLatency>) {
         })
         .collect();
     row.set_detail(&LatencyDetail {
-        variant: if c.rx.is_some() { "rx" } else { c.variant.name() }.to_string(),
+        variant: c.rx.as_ref().map_or(c.variant.name(), |s| s.lib.name()).to_string(),
+        library: outs.iter().find_map(|o| o.library.clone()),
         scheduler: c.scheduler.map(Sched::name).map(str::to_string),
         mode: c.demand.name().to_string(),
         elements_per_run: c.n,
@@ -654,221 +674,4 @@ fn fill_row(row: &mut Row, rec: &CellRecord<PublishOnLatency>) {
         crossed_pct: lat.filter(|l| l.count > 0).map(|l| 100.0 * crossed as f64 / l.count as f64),
         ns_per_element: crate::stats::median(&fork_ms).map(|ms| ms * 1e6 / c.n as f64),
     });
-}
-
-fn us(ns: u64) -> String {
-    fmt_num(ns as f64 / 1e3)
-}
-
-fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
-    let against_rx = |q: &Ratio| q.baseline.contains("rx-");
-    let baseline = r.ratios.iter().find(|q| !against_rx(q)).map(|x| x.baseline.clone());
-    let baseline = baseline.unwrap_or_default();
-    let has_rx = r.ratios.iter().any(against_rx);
-    let mut t = Table::new(
-        format!("Handoff latency, µs (N = {} per run; per fork one HDR histogram of its measured elements; percentiles: the median over forks)", a.elements),
-        &["variant", "demand", "status", "p50 (row score) [interval]", "p90", "p99", "p99.9", "max", "fork p50 (min–max)", "elements", "crossed threads", "run ns/element"],
-    );
-    t.header.push(format!("vs {baseline} (p50, paired)"));
-    if has_rx {
-        t.header.push("vs its RxJava row (p50, paired)".into());
-    }
-    for x in &r.results {
-        let d = detail(x);
-        let mode = d.mode.clone();
-        let mut line = vec![x.label.clone(), mode.clone(), x.status.word().to_string()];
-        match d.latency_ns.filter(|_| x.status == Status::Ok) {
-            Some(l) => {
-                line.push(match (x.score, x.score_ci) {
-                    (Some(s), Some([lo, hi])) => {
-                        format!("{} [{}, {}]", fmt_num(s), fmt_num(lo), fmt_num(hi))
-                    }
-                    (Some(s), None) => format!("{} [–]", fmt_num(s)),
-                    _ => "–".into(),
-                });
-                line.extend([us(l.p90), us(l.p99), us(l.p999), us(l.max)]);
-                let p50s = &d.fork_p50_ns;
-                let lo = p50s.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = p50s.iter().copied().fold(0.0, f64::max);
-                line.push(format!("{}–{}", fmt_num(lo / 1e3), fmt_num(hi / 1e3)));
-                line.push(l.count.to_string());
-                line.push(d.crossed_pct.map_or("–".into(), |p| format!("{p:.1}%")));
-                line.push(d.ns_per_element.map_or("–".into(), fmt_num));
-            }
-            None => {
-                line.push(x.error.clone().unwrap_or_default());
-                line.extend(std::iter::repeat_n("–".to_string(), 8));
-            }
-        }
-        let ratio = r
-            .ratios
-            .iter()
-            .find(|q| q.variant == x.label && q.group == mode && q.baseline == baseline);
-        line.push(
-            ratio.map_or(
-                if x.label == baseline { "baseline".into() } else { "–".into() },
-                Ratio::text,
-            ),
-        );
-        if has_rx {
-            let q =
-                r.ratios.iter().find(|q| q.variant == x.label && q.group == mode && against_rx(q));
-            let is_rx = r.ratios.iter().any(|q| q.baseline == x.label);
-            line.push(q.map_or(if is_rx { "counterpart" } else { "–" }.into(), Ratio::text));
-        }
-        t.rows.push(line);
-    }
-    t.note = Some(format!(
-        "Bound {BOUND} everywhere it applies (publish_on prefetch, the locked queue's capacity, \
-         the ring's size; the naive buffer is unbounded), except the -p1 rows (publish_on \
-         prefetch 1); ring wait: blocking; reactive rows labelled with their scheduler \
-         ({} worker(s) for parallel and rayon). The ratio is the baseline's p50 / the row's \
-         within each round (> 1: the row's median latency is lower). Run ns/element: a run's \
-         wall time over its elements (the median over forks), the rate elements flow; where \
-         a queue stays full (bulk, and one-by-one behind a prefetch of {BOUND}), the median \
-         latency is about the queue's depth times it.",
-        a.workers
-    ));
-    t
-}
-
-/// The seed's publishOn latency on its JVM, µs: (p50, p99).
-const SEED_JVM_US: (f64, f64) = (5.0, 11.0);
-
-/// The verdict's ratios (the baseline's p50 over each row's, paired within rounds) per
-/// demand mode with their repeat intervals; then each row's p50 with the interval of its
-/// median over forks, the seed's JVM p50 beside the one-by-one rows.
-fn charts(r: &Results) -> Vec<Chart> {
-    let mut out: Vec<Chart> = super::charts::ratio_chart(
-        r,
-        "p50 latency ratio by demand (baseline p50 / row p50, median over rounds; bars: repeat interval)",
-        "demand",
-        "× (> 1: lower latency than the baseline)",
-    )
-    .into_iter()
-    .collect();
-    let titles = (
-        "p50 latency by demand (log scale; bars: interval of the median over forks)",
-        "demand",
-        "µs",
-    );
-    if let Some((mut c, cats)) =
-        super::charts::score_chart(r, titles, |x| Some((x.label.clone(), x.group.clone())))
-    {
-        let seed = [("one-by-one".to_string(), SEED_JVM_US.0)];
-        super::charts::add_reference(&mut c, &cats, "seed 000 (JVM publishOn p50)", &seed);
-        out.push(c);
-    }
-    out
-}
-
-/// The seed's idle-latency targets, on the rows where demand reaches the source one by
-/// one (the -p1 rows, one-by-one): with prefetch 256 publish_on keeps 256 queued whatever
-/// the subscriber asks, which is queueing, reported but not the target.
-fn targets(r: &Results, cores: usize) -> Vec<Target> {
-    let mut out = Vec::new();
-    for x in &r.results {
-        let d = detail(x);
-        let v = d.variant;
-        if !(v.starts_with("reactive") && v.ends_with("-p1") && x.group == "one-by-one") {
-            continue;
-        }
-        let l = d.latency_ns.filter(|_| x.status == Status::Ok);
-        for (name, limit, f) in [
-            ("p50", SEED_JVM_US.0, (|l: &Percentiles| l.p50) as fn(&Percentiles) -> u64),
-            ("p99", SEED_JVM_US.1, |l| l.p99),
-        ] {
-            let m = l.as_ref().map(|l| f(l) as f64 / 1e3);
-            out.push(Target {
-                what: format!("{} one-by-one {name} ({cores} cores)", x.label),
-                target: format!("≤ {limit} µs (the seed's JVM: {limit} µs)"),
-                measured: m.map_or("n/a".into(), |m| format!("{} µs", fmt_num(m))),
-                met: m.map(|m| m <= limit),
-            });
-        }
-    }
-    out
-}
-
-fn method_lines(a: &LatencyArgs) -> Vec<String> {
-    let w = a.workers as usize;
-    let scheds: Vec<String> = a.scheduler.0.iter().map(|s| s.describe(w)).collect();
-    vec![
-        format!(
-            "Reactive rows run on {} (a fresh scheduler per run, disposed after it); the stamp \
-             is taken in map(), just before publish_on's queue, and read in the subscriber's \
-             on_next on the worker (reactive::bench::publish_on_latency; stamps into a Vec \
-             preallocated for N).",
-            scheds.join(", ")
-        ),
-        "rx rows: RxJava 3 in a JVM per fork (tools/jvm/rx/RxBench.java, workload latency): \
-         Flowable.range(0, N).map(i -> {System.nanoTime(), i, thread id}).observeOn(\
-         Schedulers.single() for single, Schedulers.computation() for parallel, false, 256), \
-         the subscriber recording nanoTime − stamp per element into an array sized before the \
-         run and checking the order; bulk: request(Long.MAX_VALUE), one-by-one: request(1) \
-         after each element. nanoTime is CLOCK_MONOTONIC as the Rust rows' now_ns; the \
-         samples come back to the lab and go into the same histograms. Each rx row is paired \
-         within rounds with reactive[single] or reactive[parallel] of its demand."
-            .into(),
-        "Handoffs: stamp just before send, read just after recv, into a preallocated array; \
-         one-by-one = the producer sends element i only after the consumer stored i into an \
-         AtomicU64 acknowledgement (Release/Acquire), spinning on it and yielding every 64 \
-         spins."
-            .into(),
-        "Bulk = as fast as possible: the queue fills up to its bound, so bulk latency is mostly \
-         queueing time (the seed's 100 µs p99.9); one-by-one = idle latency."
-            .into(),
-        "Reactive one-by-one with prefetch 256: publish_on prefetches 256 from the range \
-         whatever the subscriber requests (as Reactor's publishOn does), so stamped elements \
-         still wait in its queue; reactive-p1 (prefetch 1) lets demand reach the range one \
-         element at a time: that row is the idle latency."
-            .into(),
-        "Where the elements are made: Flux.range emits on the thread that requests (as \
-         Reactor's FluxRange), so only the first prefetch is stamped on the subscribing \
-         thread; every later batch is produced by the worker inside its own replenish request \
-         and waits only for the elements queued before it ('crossed threads' counts the \
-         rest). reactive-iter-p1 (Flux.from_iter, which stays on the subscribing thread) \
-         measures the cross-thread path: a producer waiting for demand and a worker woken per \
-         element."
-            .into(),
-        "A run that loses, reorders or duplicates an element is INVALID, warm-ups included.".into(),
-    ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::experiments::charts::fixture::{ratio, results, row};
-
-    #[test]
-    fn the_main_chart_is_the_verdicts_ratios_per_demand_then_each_rows_p50() {
-        let rows = vec![
-            row("locked", "bulk", 20.0, Some([18.0, 22.0]), json!({})),
-            row("ring", "bulk", 10.0, None, json!({})),
-            row("locked", "one-by-one", 12.0, None, json!({})),
-            row("ring", "one-by-one", 4.0, Some([3.5, 4.5]), json!({})),
-        ];
-        let ratios = vec![
-            ratio("ring", "locked", "bulk", 2.0, Some([1.8, 2.2])),
-            ratio("ring", "locked", "one-by-one", 3.0, None),
-        ];
-        let r = results("publish-on-latency", rows, ratios);
-        let cs = charts(&r);
-        assert_eq!(cs.len(), 2);
-        let (main, p50) = (&cs[0], &cs[1]);
-        assert_eq!(main.x_names, vec![(1.0, "bulk".to_string()), (2.0, "one-by-one".to_string())]);
-        for q in &r.ratios {
-            let at = if q.group == "bulk" { 1.0 } else { 2.0 };
-            assert!(main.series[0].1.contains(&(at, q.median.expect("median"))));
-            let bar = q.ci_low.zip(q.ci_high).map(|(a, b)| (at, a, b));
-            assert_eq!(main.intervals[0].1.iter().find(|v| v.0 == at).copied(), bar);
-        }
-        assert_eq!(main.series[0].0, "ring/locked");
-        for x in &r.results {
-            let at = if x.group == "bulk" { 1.0 } else { 2.0 };
-            let s = p50.series.iter().find(|s| s.0 == x.label).expect("a series per row label");
-            assert!(s.1.contains(&(at, x.score.expect("score"))));
-        }
-        assert_eq!(p50.references[0].1, vec![(2.0, SEED_JVM_US.0)]);
-    }
 }

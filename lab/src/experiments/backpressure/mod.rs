@@ -23,8 +23,14 @@
 //! `instant!("overflow")`, and the pacing map emits `counter!("buffer_depth")` (produced −
 //! delivered − overflowed, sampled per element).
 //!
-//! RxJava 3 (`rx-…` rows, `--impl`; [`crate::measure::rx`], tools/jvm/rx/RxBackpressure.java):
-//! the same seed cases and grid cells in the same rounds, each fork a JVM:
+//! The JVM (`--impl`; [`crate::measure::rx`], `jvm.rs`): Reactor, the seed's library
+//! (`reactor-…` rows, tools/jvm/reactor/ReactorBackpressure.java:
+//! `onBackpressureBuffer(capacity, onBufferOverflow, DROP_LATEST | DROP_OLDEST | ERROR)`
+//! behind `publishOn(Schedulers.single(), false, 1)`; its DROP_LATEST drops the arriving
+//! element as the reactive crate's does; under ERROR it calls onBufferOverflow for the
+//! element that overflowed, then signals its OverflowException after the buffered
+//! elements), and RxJava 3 (`rx-…` rows, tools/jvm/rx/RxBackpressure.java), each the same
+//! seed cases and grid cells in the same rounds, each fork a JVM. RxJava's:
 //! `range.map(pace).onBackpressureBuffer(capacity, onOverflow, DROP_LATEST | DROP_OLDEST |
 //! ERROR)`, with `observeOn(Schedulers.single(), false, 1)` for publish-on-1 and the grid,
 //! without it for sync-request-1. That is RxJava's form with an exact capacity (its
@@ -35,14 +41,17 @@
 //! itself in the JVM (every emitted element delivered or overflowed, in order) and again
 //! here against the lab's own N and the seed's counts.
 
+mod jvm;
+mod report;
+
 use super::rx_rows::{self, ImplArgs};
 use crate::experiment::{
     self, size, CellPlan, Defaults, Experiment, Measured, Plan, Shared, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished};
-use crate::measure::rx::{RxBpRun, RxSettings};
+use crate::measure::rx::{Lib, LibSettings};
 use crate::protocol::Ctx;
-use crate::results::{Chart, FileLink, Results, Row, Status, Table};
+use crate::results::{FileLink, Results, Row};
 use clap::Args;
 use reactive::{
     Error, Flux, Overflow, Scheduler, SharedSubscription, Subscriber, Subscription, UNBOUNDED,
@@ -274,7 +283,8 @@ pub struct BackpressureArgs {
     #[arg(long, value_parser = rates, default_value = "0.5,1,2,4")]
     pub rates: Rates,
     /// Who runs the cases (`reactive`: the reactive crate; `rx`: RxJava 3's
-    /// onBackpressureBuffer, rows `rx-…`), and the rx rows' JVM.
+    /// onBackpressureBuffer, rows `rx-…`; `reactor`: Reactor's, rows `reactor-…`), and the
+    /// JVM rows' JDK and flags.
     #[command(flatten)]
     pub rx: ImplArgs,
 }
@@ -310,9 +320,9 @@ pub struct Cell {
     pub warmup: usize,
     /// Measured runs.
     pub runs: usize,
-    /// RxJava on the JVM runs the case (an `rx-…` row), with these settings.
+    /// A JVM library runs the case (an `rx-…` or `reactor-…` row), with these settings.
     #[serde(default)]
-    pub rx: Option<RxSettings>,
+    pub rx: Option<LibSettings>,
 }
 
 /// One run, checked.
@@ -335,7 +345,8 @@ pub struct BpOutcome {
     pub warmup: Vec<BpRun>,
     /// Measured runs.
     pub runs: Vec<BpRun>,
-    /// rx rows: RxJava's version (its jar's manifest).
+    /// JVM rows: the library, its version and the JDK that ran it (the field's name is from
+    /// when RxJava was the only one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rxjava_version: Option<String>,
     /// rx rows: the JVM (version, flags, collectors, heap).
@@ -402,114 +413,21 @@ fn run_case(case: &Case) -> BpRun {
     }
 }
 
-/// The lab's check of one rx run of `case`: the JVM's own check, then the counts against
-/// the lab's N and the seed's expectations (the same as the reactive rows' where they
-/// apply; under ERROR the element that overflowed must be capacity + 1: element 0 waits in
-/// observeOn's 1-slot queue, 1..=capacity fill the buffer).
-fn rx_check(case: &Case, r: &RxBpRun) -> Result<(), String> {
-    if r.check != "ok" {
-        return Err(format!("the JVM's check: {}", r.check));
-    }
-    if !r.in_order {
-        return Err("elements arrived out of order".into());
-    }
-    let (n, error) = match case {
-        Case::Seed { case, policy } => {
-            let (want, terminal) = seed_expectation(case, policy);
-            if r.overflows != want || !r.terminal.starts_with(terminal) {
-                return Err(format!(
-                    "{} overflows ending {:?}, expected {want} ending {terminal}",
-                    r.overflows, r.terminal
-                ));
-            }
-            if r.overflows_at_once.is_some_and(|a| a != r.overflows) {
-                return Err(format!(
-                    "{} overflows after the range had finished",
-                    r.overflows - r.overflows_at_once.unwrap_or(0)
-                ));
-            }
-            (SEED_N, terminal == "error")
-        }
-        Case::Grid { n, .. } => (*n, false),
-    };
-    if error {
-        let at = SEED_CAP as i64 + 1;
-        if r.last_emitted != at {
-            return Err(format!("element {} overflowed, expected element {at}", r.last_emitted));
-        }
-    } else if r.delivered + r.overflows != n || r.terminal != "complete" {
-        return Err(format!(
-            "delivered {} + overflowed {} != {n} (terminal: {})",
-            r.delivered, r.overflows, r.terminal
-        ));
-    }
-    Ok(())
-}
-
-/// An rx cell: RxBench runs the case in one JVM (warm-up and measured runs); each run is
-/// checked here again.
-fn run_rx(cell: &Cell, rx: &RxSettings, ctx: &mut Ctx) -> Result<BpOutcome, String> {
-    let mut extra: Vec<String> = Vec::new();
-    let n = match &cell.case {
-        Case::Seed { case, policy } => {
-            extra.extend(["--case", case, "--policy", policy].map(String::from));
-            extra.extend(["--capacity".to_string(), SEED_CAP.to_string()]);
-            SEED_N
-        }
-        Case::Grid { n, capacity, rate } => {
-            extra.extend(["--case", "grid", "--policy", "drop-latest"].map(String::from));
-            extra.extend(["--capacity".to_string(), capacity.to_string()]);
-            extra.extend(["--rate".to_string(), rate.to_string()]);
-            extra.extend(["--service-ns".to_string(), SERVICE_NS.to_string()]);
-            *n
-        }
-    };
-    let (o, _) =
-        crate::measure::rx::run(rx, "backpressure", n, (cell.warmup, cell.runs), &extra, ctx)?;
-    let run = |r: &crate::measure::rx::RxRun| -> BpRun {
-        let Some(b) = &r.bp else {
-            return BpRun {
-                outcome: None,
-                elapsed_ms: None,
-                valid: false,
-                verdict: "RxBench returned no counts".into(),
-            };
-        };
-        let verdict = rx_check(&cell.case, b);
-        BpRun {
-            outcome: Some(Outcome {
-                delivered: b.delivered,
-                overflows: b.overflows,
-                terminal: b.terminal.clone(),
-            }),
-            elapsed_ms: b.elapsed_ms,
-            valid: verdict.is_ok(),
-            verdict: verdict.err().unwrap_or_else(|| "ok".into()),
-        }
-    };
-    Ok(BpOutcome {
-        warmup: o.warmup.iter().map(run).collect(),
-        runs: o.runs.iter().map(run).collect(),
-        rxjava_version: o.rxjava_version,
-        jvm: Some(o.jvm),
-    })
-}
-
 fn fluid_model(n: u64, capacity: usize, rate: f64) -> f64 {
     (n as f64 * (1.0 - 1.0 / rate) - capacity as f64).max(0.0)
 }
 
-/// The seed's cases and the grid, run by the reactive crate (`rx: None`) or by RxJava
-/// (`rx-…` rows, key `impl: rx`; their trace pass records the JVM with Java Flight
-/// Recorder, [`crate::profile::jfr`]).
+/// The seed's cases and the grid, run by the reactive crate (`rx: None`) or by a JVM
+/// library (`rx-…`, `reactor-…` rows, key `impl` the library; their trace pass records the
+/// JVM with Java Flight Recorder, [`crate::profile::jfr`]).
 fn cells_of(
     a: &BackpressureArgs,
     warmup: usize,
     runs: usize,
-    rx: Option<&RxSettings>,
+    rx: Option<&LibSettings>,
 ) -> Vec<CellPlan<Cell>> {
     let name = |l: String| match rx {
-        Some(s) => rx_rows::label(s, &l),
+        Some(s) => rx_rows::label(s, &l).unwrap_or(l),
         None => l,
     };
     let mut cells = Vec::new();
@@ -550,15 +468,16 @@ fn cells_of(
             cells.push(p);
         }
     }
-    if rx.is_some() {
-        cells = cells.into_iter().map(|p| p.key("impl", "rx")).collect();
+    if let Some(s) = rx {
+        cells = cells.into_iter().map(|p| p.key("impl", s.lib.name())).collect();
     }
     cells
 }
 
-/// Whether a row is RxJava's.
-fn is_rx(x: &Row) -> bool {
-    x.key.get("impl").and_then(|v| v.as_str()) == Some("rx")
+/// The JVM library whose row `x` is (`None`: the reactive crate's).
+fn lib_of(x: &Row) -> Option<Lib> {
+    let imp = x.key.get("impl").and_then(|v| v.as_str())?;
+    Lib::ALL.into_iter().find(|l| l.name() == imp)
 }
 
 impl Experiment for BackpressureBuffer {
@@ -567,9 +486,9 @@ impl Experiment for BackpressureBuffer {
         "seed 000 (the Reactor baseline), its corrected onBackpressureBuffer test: overflows by \
         capacity × producer rate behind an async boundary with request(1) demand; the seed's \
         two cases checked against their exact counts; overflow instants in a trace; with \
-        --impl rx (the default where RxJava is installed) the same cases on RxJava 3's \
-        onBackpressureBuffer(capacity, onOverflow, strategy), rows rx-sync-request-1[…], \
-        rx-publish-on-1[…], rx-grid[…]";
+        --impl reactor,rx (the default where the JVM side builds) the same cases on Reactor's \
+        and RxJava 3's onBackpressureBuffer(capacity, onOverflow, strategy), rows \
+        reactor-sync-request-1[…], reactor-publish-on-1[…], reactor-grid[…] and rx-…";
     const DEFAULTS: Defaults = Defaults {
         rounds: 3,
         runs: 1,
@@ -591,8 +510,8 @@ impl Experiment for BackpressureBuffer {
         if chosen.reactive {
             cells.extend(cells_of(a, warmup, runs, None));
         }
-        if let Some(rx) = &chosen.rx {
-            cells.extend(cells_of(a, warmup, runs, Some(rx)));
+        for lib in &chosen.jvm {
+            cells.extend(cells_of(a, warmup, runs, Some(lib)));
         }
         for c in &mut cells {
             c.unit = "overflows";
@@ -602,7 +521,7 @@ impl Experiment for BackpressureBuffer {
             pairs: Vec::new(),
             cells,
             baseline: None,
-            config: json!({"elements": a.elements, "capacities": a.capacities, "rates": a.rates, "service_ns": SERVICE_NS, "seed_elements": SEED_N, "seed_capacity": SEED_CAP, "reactive": chosen.reactive, "rx": chosen.rx}),
+            config: json!({"elements": a.elements, "capacities": a.capacities, "rates": a.rates, "service_ns": SERVICE_NS, "seed_elements": SEED_N, "seed_capacity": SEED_CAP, "reactive": chosen.reactive, "jvm": chosen.jvm}),
             input_size: a.elements,
             notes: chosen.note.into_iter().collect(),
         })
@@ -610,7 +529,7 @@ impl Experiment for BackpressureBuffer {
 
     fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<BpOutcome, String> {
         if let Some(rx) = &cell.rx {
-            return run_rx(cell, rx, ctx);
+            return jvm::run_rx(cell, rx, ctx);
         }
         let mut out =
             BpOutcome { warmup: Vec::new(), runs: Vec::new(), rxjava_version: None, jvm: None };
@@ -630,11 +549,11 @@ impl Experiment for BackpressureBuffer {
         for (row, rec) in out.results.iter_mut().zip(&run.cells) {
             fill_row(row, rec);
         }
-        out.tables.push(seed_table(out).headline());
-        out.tables.push(grid_table(a, out));
+        out.tables.push(report::seed_table(out).headline());
+        out.tables.push(report::grid_table(a, out));
         out.tables.extend(crate::report::failure_table(out, &["case"], |x| vec![x.label.clone()]));
-        out.verdict = verdict(out);
-        out.charts = charts(out);
+        out.verdict = report::verdict(out);
+        out.charts = report::charts(out);
         for rec in &run.cells {
             if let Some(t) = &rec.trace {
                 match (&t.result, t.file_written) {
@@ -661,7 +580,7 @@ impl Experiment for BackpressureBuffer {
                 }
             }
         }
-        out.method.extend(method_lines());
+        out.method.extend(report::method_lines());
     }
 }
 
@@ -679,13 +598,13 @@ pub struct BackpressureDetail {
     pub terminal: Option<String>,
     /// Every run of every fork.
     pub runs: Vec<BpRun>,
-    /// Who ran it: `reactive` (the lab's crate) or `rx` (RxJava 3 on the JVM).
+    /// Who ran it: `reactive` (the lab's crate), `rx` (RxJava 3) or `reactor` (Reactor).
     #[serde(default)]
     pub implementation: String,
-    /// rx rows: `RxJava <version>`.
+    /// JVM rows: the library, its version and the JDK (`Reactor 3.8.8 on JDK 25.0.3`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<String>,
-    /// rx rows: the JVM of the first fork that ran (version, flags, collectors, heap).
+    /// JVM rows: the JVM of the first fork that ran (version, flags, collectors, heap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jvm: Option<serde_json::Value>,
 }
@@ -757,377 +676,22 @@ fn fill_row(row: &mut Row, rec: &CellRecord<BackpressureBuffer>) {
     let delivered: Vec<f64> =
         valid.iter().filter_map(|r| r.outcome.as_ref().map(|o| o.delivered as f64)).collect();
     let first = rec.forks.iter().find_map(|f| f.outcome.as_ref());
-    let rx = rec.plan.cell.rx.is_some();
+    let lib = rec.plan.cell.rx.as_ref().map(|s| s.lib);
     row.set_detail(&BackpressureDetail {
         case,
         overflows: row.score,
         delivered: crate::stats::median(&delivered),
         terminal: valid.first().and_then(|r| r.outcome.as_ref()).map(|o| o.terminal.clone()),
         runs,
-        implementation: if rx { "rx" } else { "reactive" }.to_string(),
-        library: rx.then(|| {
-            let v = first.and_then(|o| o.rxjava_version.clone());
-            format!("RxJava {}", v.unwrap_or_else(|| "?".into()))
+        implementation: lib.map_or("reactive", Lib::name).to_string(),
+        library: lib.map(|l| {
+            first.and_then(|o| o.rxjava_version.clone()).unwrap_or_else(|| l.library().into())
         }),
         jvm: first.and_then(|o| o.jvm.clone()),
     });
 }
 
 /// A row's typed detail, when it reads as one.
-fn detail(x: &Row) -> Option<BackpressureDetail> {
+pub(super) fn detail(x: &Row) -> Option<BackpressureDetail> {
     x.typed_detail()
-}
-
-/// The seed's cases against their expected overflows, and the grid's range of overflows,
-/// for the reactive rows and then the rx rows.
-fn verdict(r: &Results) -> Vec<String> {
-    let mut v = Vec::new();
-    for rx in [false, true] {
-        let who = if rx { " (RxJava)" } else { "" };
-        let mine = |x: &&Row| is_rx(x) == rx;
-        let seed: Vec<&Row> = r.results.iter().filter(|x| x.group == "seed").filter(mine).collect();
-        if !seed.is_empty() {
-            let ok = seed.iter().filter(|x| x.status == Status::Ok).count();
-            let cases: Vec<String> = seed
-                .iter()
-                .map(|x| {
-                    let n = x.score.map_or("–".into(), |s| format!("{s:.0}"));
-                    format!("{} {n}", x.label)
-                })
-                .collect();
-            v.push(format!(
-                "the seed's cases{who}: {ok} of {} give the expected overflows ({})",
-                seed.len(),
-                cases.join(", ")
-            ));
-        }
-        let grid: Vec<(&Row, f64)> = r
-            .results
-            .iter()
-            .filter(mine)
-            .filter(|x| x.group == "grid" && x.status == Status::Ok)
-            .filter_map(|x| Some((x, x.score?)))
-            .collect();
-        let lo = grid.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-        let hi = grid.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-        if let (Some(lo), Some(hi)) = (lo, hi) {
-            let at = |x: &Row| {
-                let cap = x.key_u64("capacity").map_or("–".into(), |c| c.to_string());
-                let rate = x.key.get("rate").and_then(|v| v.as_f64());
-                format!("capacity {cap}, rate {}×", rate.map_or("–".into(), |r| r.to_string()))
-            };
-            v.push(format!(
-                "the grid{who}: {} of {} cells overflow, from {:.0} ({}) to {:.0} ({})",
-                grid.iter().filter(|g| g.1 > 0.0).count(),
-                grid.len(),
-                lo.1,
-                at(lo.0),
-                hi.1,
-                at(hi.0)
-            ));
-        }
-    }
-    v
-}
-
-/// The verdict's two lines as charts: each seed case's overflows (median over forks, the
-/// interval of that median as its bar) beside the count the reactive crate's tests expect;
-/// the grid's overflows against the producer's rate, a series per capacity, beside the
-/// fluid model's.
-fn charts(r: &Results) -> Vec<Chart> {
-    let mut out = Vec::new();
-    let seed = |x: &Row| (x.group == "seed").then(|| ("this run".to_string(), x.label.clone()));
-    let titles = (
-        "The seed's cases: overflows (bars: interval of the median over forks)",
-        "case[overflow policy]",
-        "overflows per run",
-    );
-    if let Some((mut c, cats)) = super::charts::score_chart(r, titles, seed) {
-        let expected: Vec<(String, f64)> = r
-            .results
-            .iter()
-            .filter_map(|x| match detail(x)?.case {
-                CaseDetail::Seed { expected_overflows, .. } => {
-                    Some((x.label.clone(), expected_overflows as f64))
-                }
-                CaseDetail::Grid { .. } => None,
-            })
-            .collect();
-        super::charts::add_reference(&mut c, &cats, "expected (reactive's tests)", &expected);
-        out.push(c);
-    }
-    let mut grid = Chart {
-        title: "The grid: overflows against the producer's rate (bars: interval of the median over forks)"
-            .into(),
-        x_label: "rate (producer rate / the consumer's nominal rate)".into(),
-        y_label: "overflows per run".into(),
-        ..Default::default()
-    };
-    for x in r.results.iter().filter(|x| x.status == Status::Ok) {
-        let Some(CaseDetail::Grid { capacity, rate, fluid_model, .. }) = detail(x).map(|d| d.case)
-        else {
-            continue;
-        };
-        let who = if is_rx(x) { "RxJava, " } else { "" };
-        if let Some(score) = x.score {
-            super::charts::push_point(
-                &mut grid,
-                &format!("{who}capacity {capacity}"),
-                rate,
-                score,
-                x.score_ci,
-            );
-        }
-        let name = format!("fluid model, capacity {capacity}");
-        match grid.references.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, v)) if !v.contains(&(rate, fluid_model)) => v.push((rate, fluid_model)),
-            Some(_) => {}
-            None => grid.references.push((name, vec![(rate, fluid_model)])),
-        }
-    }
-    if !grid.series.is_empty() {
-        out.push(grid);
-    }
-    out
-}
-
-fn seed_table(r: &Results) -> Table {
-    let mut t = Table::new(
-        format!("The seed's cases ({SEED_N} elements, capacity {SEED_CAP})"),
-        &[
-            "impl",
-            "case",
-            "overflow policy",
-            "status",
-            "overflows",
-            "delivered",
-            "terminal",
-            "expected overflows",
-        ],
-    );
-    for x in r.results.iter().filter(|x| x.group == "seed") {
-        // Counts are medians (f64 in the detail): printed as whole numbers.
-        let d = detail(x);
-        let (case, policy, expected) = match d.as_ref().map(|d| &d.case) {
-            Some(CaseDetail::Seed { case, policy, expected_overflows, .. }) => {
-                (case.clone(), policy.clone(), expected_overflows.to_string())
-            }
-            _ => ("–".into(), "–".into(), "–".into()),
-        };
-        let null = |v: Option<String>| v.unwrap_or_else(|| "null".into());
-        let ok = x.status == Status::Ok;
-        t.rows.push(vec![
-            if is_rx(x) { "rx" } else { "reactive" }.into(),
-            case,
-            policy,
-            x.status.word().into(),
-            if ok {
-                x.score.map_or("–".into(), |v| format!("{v:.0}"))
-            } else {
-                x.error.clone().unwrap_or_default()
-            },
-            match d.as_ref().filter(|_| ok) {
-                Some(d) => null(d.delivered.map(|n| format!("{n:.0}"))),
-                None => "–".into(),
-            },
-            match d.as_ref().filter(|_| ok) {
-                Some(d) => null(d.terminal.clone()),
-                None => "–".into(),
-            },
-            expected,
-        ]);
-    }
-    t.note = Some(
-        "publish-on-1: element 0 waits in publish_on's 1-slot queue, 1..=10 fill the buffer, \
-         the rest overflow while the range runs (before any downstream request). A count other \
-         than the expected one makes the row INVALID. rx: RxJava 3's \
-         onBackpressureBuffer(10, onOverflow, DROP_LATEST | DROP_OLDEST | ERROR), behind \
-         observeOn(Schedulers.single(), false, 1) for publish-on-1; its DROP_LATEST drops the \
-         newest buffered element, not the arriving one (same count, other elements), and its \
-         ERROR overflow is the MissingBackpressureException it signals."
-            .into(),
-    );
-    t
-}
-
-fn grid_table(a: &BackpressureArgs, r: &Results) -> Table {
-    let mut header = vec!["capacity".to_string()];
-    header.extend(a.rates.0.iter().map(|r| format!("rate {r}×")));
-    let mut t = Table {
-        title: format!(
-            "Overflows of {} elements (drop-latest) by capacity × producer rate (consumer: {} µs/element, request(1) each, behind publish_on(single, 1); median over forks)",
-            a.elements,
-            SERVICE_NS / 1000
-        ),
-        header,
-        rows: Vec::new(),
-        headline: true,
-        note: Some(
-            "Each cell: overflows (delivered; wall time per delivered element) [fluid model]. \
-             rate = producer rate / the consumer's nominal rate (1 / service time). The fluid \
-             model predicts max(0, N·(1 − 1/rate) − capacity) overflows; where the wall time per \
-             delivered element exceeds the service time, the consumer's real rate (service + \
-             publish_on's wake-up per element on these cores) is lower than nominal and more \
-             overflow. Lines 'C (rx)': RxJava 3, onBackpressureBuffer(C, onOverflow, \
-             DROP_LATEST) → observeOn(Schedulers.single(), false, 1), in the same rounds."
-                .into(),
-        ),
-    };
-    for rx in [false, true] {
-        if !r.results.iter().any(|x| x.group == "grid" && is_rx(x) == rx) {
-            continue;
-        }
-        for &cap in &a.capacities.0 {
-            let name = if rx { format!("{cap} (rx)") } else { cap.to_string() };
-            let mut line = vec![name];
-            for &rate in &a.rates.0 {
-                let row = r.results.iter().find(|x| {
-                    x.group == "grid"
-                        && is_rx(x) == rx
-                        && x.key_u64("capacity") == Some(cap as u64)
-                        && x.key.get("rate").and_then(|v| v.as_f64()) == Some(rate)
-                });
-                line.push(row.map_or("–".into(), grid_cell_text));
-            }
-            t.rows.push(line);
-        }
-    }
-    t
-}
-
-/// One grid cell: overflows (delivered; µs per delivered element) [fluid model].
-fn grid_cell_text(x: &Row) -> String {
-    if x.status != Status::Ok {
-        return format!("{}: {}", x.status.word(), x.error.clone().unwrap_or_default());
-    }
-    let d = detail(x);
-    let (us, fluid) = match d.as_ref().map(|d| &d.case) {
-        Some(CaseDetail::Grid { us_per_delivered, fluid_model, .. }) => {
-            (*us_per_delivered, *fluid_model)
-        }
-        _ => (None, 0.0),
-    };
-    format!(
-        "{} ({}; {} µs) [{:.0}]",
-        x.score.map_or("–".into(), |v| format!("{v:.0}")),
-        d.and_then(|d| d.delivered).map_or("–".into(), |v| format!("{v:.0}")),
-        us.map_or("–".into(), |v| format!("{v:.0}")),
-        fluid
-    )
-}
-
-fn method_lines() -> Vec<String> {
-    vec![
-        "A row's measured value is its overflow count per run: counts, not timings (the grid's \
-         counts vary a little with scheduling)."
-            .into(),
-        "Producer: Flux.range paced by spinning to i × period in map() on the subscribing \
-         thread; async boundary: publish_on(Scheduler::single(), prefetch 1); consumer: spins \
-         the service time, then request(1)."
-            .into(),
-        "Every run is checked, warm-ups included: a grid run is INVALID unless delivered + \
-         overflows = N and the stream completed; a seed case is INVALID unless its count and \
-         terminal signal equal those of the reactive crate's tests (0 complete; 989 complete; \
-         989 complete; 1 then an error)."
-            .into(),
-        "Traces: overflow instants come from the reactive crate's buffer \
-         (instant!(\"overflow\")); buffer_depth is sampled by the harness's map()."
-            .into(),
-        "rx rows: RxJava 3 (3.1.12, Maven Central) in a JVM per fork (--jvm-gc's collector, \
-         a 256 MiB heap), tools/jvm/rx (RxBackpressure.java): the same cases with \
-         Flowable.range(0, N).map(pace).onBackpressureBuffer(capacity, onOverflow, strategy) \
-         (RxJava's form with an exact capacity), observeOn(Schedulers.single(), false, 1) as \
-         the boundary, the same pacing (spinning to i × period from the first element) and \
-         consumer (spin the service time, then request(1)). Overflows = onOverflow calls + \
-         MissingBackpressureExceptions the buffer signalled. Each run checks itself in the \
-         JVM (every emitted element delivered or overflowed, in order) and again in the lab \
-         against its own N and the seed's counts (under ERROR: element 11 overflowed). Their \
-         trace pass (the same cells as the reactive rows') runs the JVM under Java Flight \
-         Recorder: GC pauses, safepoints, parks and monitor waits on each Java thread's \
-         track, with the kernel's off-CPU slices; RxJava emits no overflow instants."
-            .into(),
-    ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::experiments::charts::fixture::{results, row};
-
-    fn seed(label: &str, overflows: f64, expected: u64) -> Row {
-        let d = json!({"kind": "seed", "case": label, "policy": "drop-latest",
-            "expected_overflows": expected, "expected_terminal": "complete", "runs": []});
-        row(label, "seed", overflows, Some([overflows - 1.0, overflows + 1.0]), d)
-    }
-
-    fn grid(capacity: usize, rate: f64, overflows: f64, fluid: f64) -> Row {
-        let d = json!({"kind": "grid", "elements": 500, "capacity": capacity, "rate": rate,
-            "fluid_model": fluid, "runs": []});
-        row(&format!("grid[c{capacity},r{rate}]"), "grid", overflows, None, d)
-    }
-
-    fn rx_run(delivered: u64, overflows: u64, last: i64, terminal: &str) -> RxBpRun {
-        RxBpRun {
-            emitted: delivered + overflows,
-            last_emitted: last,
-            delivered,
-            overflows,
-            overflows_at_once: None,
-            in_order: true,
-            terminal: terminal.into(),
-            elapsed_ms: None,
-            check: "ok".into(),
-        }
-    }
-
-    #[test]
-    fn an_rx_run_is_checked_against_the_labs_own_counts() {
-        let seed = |policy: &str| Case::Seed { case: "publish-on-1".into(), policy: policy.into() };
-        assert!(rx_check(&seed("drop-latest"), &rx_run(11, 989, 999, "complete")).is_ok());
-        // One element lost on the way: 11 + 988 is not the seed's 1000.
-        let e = rx_check(&seed("drop-latest"), &rx_run(11, 988, 999, "complete")).unwrap_err();
-        assert!(e.contains("989"), "{e}");
-        let mbe = "error: io.reactivex.rxjava3.exceptions.MissingBackpressureException";
-        assert!(rx_check(&seed("error"), &rx_run(0, 1, 11, mbe)).is_ok());
-        let e = rx_check(&seed("error"), &rx_run(0, 1, 12, mbe)).unwrap_err();
-        assert!(e.contains("element 12 overflowed, expected element 11"), "{e}");
-        let grid = Case::Grid { n: 500, capacity: 10, rate: 2.0 };
-        assert!(rx_check(&grid, &rx_run(23, 477, 499, "complete")).is_ok());
-        assert!(rx_check(&grid, &rx_run(23, 476, 499, "complete")).is_err());
-        let mut own = rx_run(23, 477, 499, "complete");
-        own.check = "elements arrived out of order".into();
-        assert!(rx_check(&grid, &own).unwrap_err().starts_with("the JVM's check"));
-    }
-
-    #[test]
-    fn the_main_chart_is_each_seed_cases_overflows_beside_the_expected_count() {
-        let rows = vec![
-            seed("sync-request-1[drop-latest]", 0.0, 0),
-            seed("publish-on-1[drop-latest]", 989.0, 989),
-            grid(10, 0.5, 337.5, 0.0),
-            grid(10, 2.0, 411.5, 240.0),
-            grid(100, 2.0, 298.5, 150.0),
-        ];
-        let r = results("backpressure-buffer", rows, Vec::new());
-        let cs = charts(&r);
-        let main = &cs[0];
-        assert_eq!(main.series, vec![("this run".to_string(), vec![(1.0, 0.0), (2.0, 989.0)])]);
-        assert_eq!(
-            main.intervals,
-            vec![("this run".to_string(), vec![(1.0, -1.0, 1.0), (2.0, 988.0, 990.0)])]
-        );
-        assert_eq!(main.references[0].1, vec![(1.0, 0.0), (2.0, 989.0)]);
-        let g = &cs[1];
-        assert_eq!(
-            g.series,
-            vec![
-                ("capacity 10".to_string(), vec![(0.5, 337.5), (2.0, 411.5)]),
-                ("capacity 100".to_string(), vec![(2.0, 298.5)]),
-            ]
-        );
-        assert_eq!(
-            g.references[0],
-            ("fluid model, capacity 10".to_string(), vec![(0.5, 0.0), (2.0, 240.0)])
-        );
-    }
 }

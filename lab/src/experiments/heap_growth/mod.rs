@@ -23,7 +23,11 @@
 //! Verdict rule: **grows** when peak live bytes at 2N are at least [`GROWS_AT`]× those at
 //! N (the backlog's memory scales with the message count); otherwise **flat**.
 //!
-//! RxJava 3 (`rx-…` rows, `--impl`; [`crate::measure::rx`], tools/jvm/rx/RxHeapGrowth.java):
+//! The JVM (`--impl`; [`crate::measure::rx`], `jvm.rs`): Reactor, the seed's library
+//! (`reactor-…` rows, tools/jvm/reactor/ReactorHeapGrowth.java: `Flux.onBackpressureBuffer()`
+//! before `publishOn(single, false, 1024)` (unbounded) and `publishOn(single, false, 1024)`
+//! alone (bounded); Reactor has no stream without backpressure, so no counterpart of
+//! RxJava's Observable row), and RxJava 3 (`rx-…` rows, tools/jvm/rx/RxHeapGrowth.java):
 //! the same source and consumer through RxJava's buffers — `Observable.observeOn` (no
 //! backpressure: an unbounded queue), `Flowable.onBackpressureBuffer()` before
 //! `observeOn(single, false, 1024)` (unbounded), and `observeOn(single, false, 1024)` alone
@@ -36,18 +40,21 @@
 //! passes; their trace pass at N runs the JVM under Java Flight Recorder (every
 //! `System.gc()` shows as a GC pause).
 
+mod jvm;
+
 use super::rx_rows::{self, ImplArgs};
 use crate::experiment::{
     size, CellPlan, Defaults, Experiment, Measured, Outcome, Plan, Shared, Switch, TraceMode,
 };
 use crate::experiment::{CellRecord, Finished, PassRecord};
-use crate::measure::rx::{RxHeapRun, RxSettings};
+use crate::measure::rx::{LibSettings, RxHeapRun};
 use crate::measure::variants::{self, Settings, WithHandoff};
 use crate::protocol::{Ctx, HeapTotals};
 use crate::results::{Chart, FileLink, Results, Row, Status, Table};
 use crate::units::group;
 use clap::Args;
 use handoff::{Consumer as _, Handoff, Message, Producer as _};
+use jvm::{fill_rx_row, run_rx, rx_heap, RX_BUFFERS};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::hint::black_box;
@@ -75,21 +82,6 @@ const VARIANTS: &[(&str, &str, Option<usize>)] = &[
     ("reactive (prefetch 1024)", "reactive", Some(BOUND)),
 ];
 
-/// RxJava's buffers: (label after `rx-`, RxBench's `--buffer`, bound).
-const RX_BUFFERS: &[(&str, &str, Option<usize>)] = &[
-    ("observable (unbounded)", "observable", None),
-    ("on-backpressure-buffer (unbounded)", "on-backpressure-buffer", None),
-    ("observe-on (prefetch 1024)", "observe-on", Some(BOUND)),
-];
-
-/// The rx rows' heap for N: room for all 2N messages live at once (a 40-byte message, its
-/// queue slot and what the source allocates beside it: 512 B a message leaves a copying
-/// young generation room beside the backlog), at least 256 MiB, at most a third of RAM.
-fn rx_heap(n: u64) -> u64 {
-    let want = (2 * n).saturating_mul(512).max(256 << 20);
-    want.min(crate::measure::jvm::heap_cap().max(256 << 20)) >> 20 << 20
-}
-
 /// Its options.
 #[derive(Args, Debug, Clone, Serialize)]
 pub struct HeapGrowthArgs {
@@ -102,7 +94,7 @@ pub struct HeapGrowthArgs {
     #[arg(long, value_parser = size, default_value = "20000")]
     pub work: u64,
     /// Who runs the buffers (`reactive`: the lab's Rust variants; `rx`: RxJava 3's, rows
-    /// `rx-…`), and the rx rows' JVM.
+    /// `rx-…`; `reactor`: Reactor's, rows `reactor-…`), and the JVM rows' JDK and flags.
     #[command(flatten)]
     pub rx: ImplArgs,
 }
@@ -118,10 +110,10 @@ pub struct GrowthCell {
     pub messages: u64,
     /// Multiply-adds per message in the consumer.
     pub work: u64,
-    /// RxJava runs the cell (an `rx-…` row; `variant` is RxBench's `--buffer`), in a fork
-    /// per round: warm-up and measured runs.
+    /// A JVM library runs the cell (an `rx-…` or `reactor-…` row; `variant` is the buffer
+    /// in RxBench's words), in a fork per round: warm-up and measured runs.
     #[serde(default)]
-    pub rx: Option<RxSettings>,
+    pub rx: Option<LibSettings>,
     /// rx cells: warm-up and measured runs.
     #[serde(default)]
     pub runs: (usize, usize),
@@ -161,7 +153,8 @@ pub struct JvmGrowth {
     pub allocated_bytes_per_message: Vec<f64>,
     /// Collections during each measured run (System.gc()'s included).
     pub gc_count: Vec<u64>,
-    /// RxJava's version.
+    /// The library, its version and the JDK that ran it (the field's name is from when
+    /// RxJava was the only one).
     pub rxjava_version: Option<String>,
     /// The JVM (version, flags, collectors, heap).
     pub jvm: serde_json::Value,
@@ -180,64 +173,6 @@ impl Outcome for GrowthOutcome {
             .map(|d| Measured { value: d as f64, valid: self.valid, verdict: self.verdict.clone() })
             .collect()
     }
-}
-
-/// The lab's check of one rx run: the JVM's own check, then all N messages, in order.
-fn rx_check(r: &RxHeapRun, n: u64) -> Result<(), String> {
-    if r.check != "ok" {
-        return Err(format!("the JVM's check: {}", r.check));
-    }
-    if r.received != n || !r.in_order || r.terminal != "complete" {
-        return Err(format!(
-            "{} of {n} messages arrived (in order: {}; terminal: {})",
-            r.received, r.in_order, r.terminal
-        ));
-    }
-    if r.live_peak_bytes < 0 {
-        return Err("no live-heap sample was taken".into());
-    }
-    Ok(())
-}
-
-/// An rx cell: RxBench's heap-growth workload in one JVM, each run checked again here.
-fn run_rx(cell: &GrowthCell, rx: &RxSettings, ctx: &mut Ctx) -> Result<GrowthOutcome, String> {
-    let mut extra = vec!["--buffer".to_string(), cell.variant.clone()];
-    extra.extend(["--work".to_string(), cell.work.to_string()]);
-    extra.extend(["--bound".to_string(), BOUND.to_string()]);
-    let n = cell.messages;
-    let (o, _) = crate::measure::rx::run(rx, "heap-growth", n, cell.runs, &extra, ctx)?;
-    let heap = |r: &crate::measure::rx::RxRun| r.heap.clone().ok_or("RxBench returned no heap");
-    let mut verdict = Ok(());
-    for (i, r) in o.warmup.iter().chain(&o.runs).enumerate() {
-        let checked = heap(r).map_err(String::from).and_then(|h| rx_check(&h, n));
-        if let Err(e) = checked {
-            verdict = Err(format!("run {i}: {e}"));
-            break;
-        }
-    }
-    let runs: Vec<RxHeapRun> = o.runs.iter().filter_map(|r| r.heap.clone()).collect();
-    let last = runs.last().ok_or("RxBench returned no measured run")?;
-    Ok(GrowthOutcome {
-        messages: n,
-        received: last.received,
-        max_depth: last.max_depth,
-        depth_series: last.depth_series.clone(),
-        checksum: last.checksum as u64,
-        elapsed_ms: o.runs.last().map_or(0.0, |r| r.ns as f64 / 1e6),
-        valid: verdict.is_ok(),
-        verdict: verdict.err().unwrap_or_else(|| "ok".into()),
-        jvm: Some(JvmGrowth {
-            allocated_bytes_per_message: o
-                .runs
-                .iter()
-                .map(|r| r.allocated_bytes as f64 / n as f64)
-                .collect(),
-            gc_count: o.runs.iter().map(|r| r.gc_count).collect(),
-            runs,
-            rxjava_version: o.rxjava_version,
-            jvm: o.jvm,
-        }),
-    })
 }
 
 struct Job {
@@ -311,9 +246,10 @@ impl Experiment for HeapGrowth {
     const NAME: &'static str = "heap-growth";
     const ABOUT: &'static str = "seed 000 (the Reactor baseline): a producer faster than a \
         slow consumer: which buffers grow (dhat peak live bytes at N and 2N, queue depth over \
-        time) and which stay flat; with --impl rx (the default where RxJava is installed) \
-        RxJava 3's buffers too, rows rx-observable, rx-on-backpressure-buffer, rx-observe-on: \
-        the JVM's live heap after a full collection at N and 2N";
+        time) and which stay flat; with --impl reactor,rx (the default where the JVM side \
+        builds) Reactor's and RxJava 3's buffers too, rows reactor-on-backpressure-buffer, \
+        reactor-publish-on, rx-observable, rx-on-backpressure-buffer, rx-observe-on: the \
+        JVM's live heap after a full collection at N and 2N";
     // Untimed cells: the runner plans no rounds, so rounds, runs and warm-up are inert.
     const DEFAULTS: Defaults = Defaults {
         rounds: 1,
@@ -350,12 +286,17 @@ impl Experiment for HeapGrowth {
         let runs = (shared.warmup as usize, shared.runs as usize);
         let mut cells = Vec::new();
         let rust = if chosen.reactive { VARIANTS } else { &[] };
-        let rx = chosen.rx.as_ref().map_or(&[][..], |_| RX_BUFFERS);
-        for (&(label, variant, cap), is_rx) in
-            rust.iter().map(|v| (v, false)).chain(rx.iter().map(|v| (v, true)))
-        {
-            let settings = chosen.rx.as_ref().filter(|_| is_rx);
-            let label = settings.map_or(label.to_string(), |s| rx_rows::label(s, label));
+        let jvm = chosen.jvm.iter().flat_map(|s| RX_BUFFERS.iter().map(move |v| (v, Some(s))));
+        for (&(label, variant, cap), settings) in rust.iter().map(|v| (v, None)).chain(jvm) {
+            let is_rx = settings.is_some();
+            let label = match settings {
+                None => label.to_string(),
+                // A buffer the library has none of (Reactor's Observable) has no row.
+                Some(s) => match rx_rows::label(s, label) {
+                    Some(l) => l,
+                    None => continue,
+                },
+            };
             for (mult, tag) in [(1, "N"), (2, "2N")] {
                 let cell = GrowthCell {
                     variant: variant.to_string(),
@@ -379,9 +320,9 @@ impl Experiment for HeapGrowth {
                 c.heap = !is_rx;
                 // The depth over time is charted from N's trace; 2N's would repeat it.
                 c.trace = mult == 1;
-                if is_rx {
-                    c = c.key("impl", "rx");
-                    c.file_stem = format!("rx-{}", c.file_stem);
+                if let Some(s) = settings {
+                    c = c.key("impl", s.lib.name());
+                    c.file_stem = format!("{}-{}", s.lib.name(), c.file_stem);
                 }
                 cells.push(c);
             }
@@ -390,7 +331,7 @@ impl Experiment for HeapGrowth {
         notes.push(format!(
             "heap-growth's Rust cells are untimed (heap and depth counts, not times): each is \
              one run of {n} or {} messages in a heap child, and at N one more in a trace \
-             child; --rounds, --runs and --warmup apply to the rx rows only (a JVM per round).",
+             child; --rounds, --runs and --warmup apply to the JVM rows only (a JVM per round).",
             2 * n
         ));
         Ok(Plan {
@@ -399,7 +340,7 @@ impl Experiment for HeapGrowth {
             baseline: None,
             config: json!({"bound": BOUND, "ring_wait": "blocking", "grows_at": GROWS_AT,
                            "depth_samples": DEPTH_SAMPLES, "reactive": chosen.reactive,
-                           "rx": chosen.rx}),
+                           "jvm": chosen.jvm}),
             input_size: n,
             notes,
         })
@@ -593,36 +534,6 @@ fn trace_pass(row: &mut Row, d: &mut HeapGrowthDetail, rec: &CellRecord<HeapGrow
     }
 }
 
-/// An rx row's details from its forks (the generic row already has their status): the
-/// medians over the measured runs of the valid forks.
-fn fill_rx_row(row: &mut Row, rec: &CellRecord<HeapGrowth>) {
-    let js: Vec<&JvmGrowth> = rec.outcomes().filter_map(|o| o.jvm.as_ref()).collect();
-    let runs: Vec<&RxHeapRun> = js.iter().flat_map(|j| &j.runs).collect();
-    let med = |f: &dyn Fn(&RxHeapRun) -> f64| {
-        crate::stats::median(&runs.iter().map(|r| f(r)).collect::<Vec<f64>>())
-    };
-    let held = |r: &RxHeapRun| (r.live_peak_bytes as f64 - r.live_before_bytes as f64).max(0.0);
-    let alloc: Vec<f64> = js.iter().flat_map(|j| j.allocated_bytes_per_message.clone()).collect();
-    let first = rec.forks.iter().find_map(|f| f.outcome.as_ref()?.jvm.as_ref());
-    let mut d = HeapGrowthDetail {
-        max_depth: med(&|r| r.max_depth as f64).map(|v| v as u64),
-        messages: Some(rec.plan.cell.messages),
-        jvm_live_bytes: med(&held).map(|v| v as u64),
-        jvm_live_peak_bytes: med(&|r| r.live_peak_bytes as f64).map(|v| v as u64),
-        jvm_live_before_bytes: med(&|r| r.live_before_bytes as f64).map(|v| v as u64),
-        jvm_allocated_bytes_per_message: crate::stats::median(&alloc),
-        library: first
-            .map(|j| format!("RxJava {}", j.rxjava_version.clone().unwrap_or_else(|| "?".into()))),
-        jvm: first.map(|j| j.jvm.clone()),
-        ..HeapGrowthDetail::default()
-    };
-    trace_pass(row, &mut d, rec);
-    if row.status == Status::Ok && d.jvm_live_bytes.is_none() {
-        fail(row, Status::Error, "no measured run of a valid fork".into());
-    }
-    row.set_detail(&d);
-}
-
 /// Peak live bytes of an ok row: dhat's, or for an rx row the JVM's live bytes held.
 fn peak(row: &Row) -> Option<u64> {
     if row.status != Status::Ok {
@@ -736,8 +647,8 @@ fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {
     t.note = Some(format!(
         "Rule: grows when peak live bytes at 2N ≥ {GROWS_AT} × those at N; flat otherwise. \
          Peak live bytes = dhat's max_bytes over the heap child's one run (the whole \
-         process's heap at its peak, not a difference of totals). rx rows (RxJava 3 on the \
-         JVM, which dhat cannot see): the live heap after a full collection (System.gc(), \
+         process's heap at its peak, not a difference of totals). JVM rows (Reactor and \
+         RxJava 3, which dhat cannot see): the live heap after a full collection (System.gc(), \
          then the heap pools' collection usage), sampled after every N/8-th message, its \
          largest sample minus the sample before the run; median over the measured runs."
     ));
@@ -789,8 +700,18 @@ fn method_lines(a: &HeapGrowthArgs) -> Vec<String> {
             .into(),
         format!("Verdict: grows when peak live bytes at 2N ≥ {GROWS_AT} × at N; flat otherwise."),
         format!(
-            "rx rows: RxJava 3 (3.1.12, Maven Central) in a JVM per fork (--jvm-gc's \
-             collector, a heap of {} MiB: room for 2N messages), tools/jvm/rx (RxHeapGrowth.java): range(0, N).map(i -> a 40-byte message) through \
+            "reactor rows: Reactor 3.8.8 (Maven Central, seed 000's version) in a JVM per fork \
+             on --jdk's JDK (Temurin 25 by default) with the seed's flags (-Xms512m, -XX:+UseG1GC, \
+             -Xmx {} MiB: room for 2N messages, at least the seed's 1 GiB) unless --jvm-gc is \
+             given, tools/jvm/reactor (ReactorHeapGrowth.java): the same source, consumer and \
+             live-heap reading as the rx rows, through Flux.onBackpressureBuffer() → \
+             publishOn(single, false, {BOUND}) (unbounded) or publishOn(single, false, {BOUND}) \
+             alone (bounded). G1's System.gc() is a full collection.",
+            (rx_heap(a.messages) >> 20).max(1024)
+        ),
+        format!(
+            "rx rows: RxJava 3 (3.1.12, Maven Central) in a JVM per fork on --jdk's JDK \
+             (--jvm-gc's collector, a heap of {} MiB: room for 2N messages), tools/jvm/rx (RxHeapGrowth.java): range(0, N).map(i -> a 40-byte message) through \
              Observable.observeOn(Schedulers.single()) (no backpressure, an unbounded queue), \
              Flowable.onBackpressureBuffer() → observeOn(single, false, {BOUND}) (unbounded) or \
              observeOn(single, false, {BOUND}) alone (bounded: the range emits what is \
