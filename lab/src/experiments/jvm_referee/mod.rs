@@ -529,19 +529,11 @@ fn referee_table(out: &Results) -> (Table, Vec<String>) {
     (t, verdict)
 }
 
-/// A figure with three significant digits.
+/// A figure as the lab's tables print one; a dash for none.
 fn num(x: f64) -> String {
-    if !x.is_finite() {
-        return "–".into();
-    }
-    let a = x.abs();
-    if a >= 100.0 {
-        format!("{x:.0}")
-    } else if a >= 10.0 {
-        format!("{x:.1}")
-    } else if a >= 1.0 {
-        format!("{x:.2}")
+    if x.is_finite() {
+        crate::units::fmt_num(x)
     } else {
-        format!("{x:.3}")
+        "–".into()
     }
 }

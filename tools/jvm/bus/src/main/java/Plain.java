@@ -86,6 +86,31 @@ final class Plain {
         };
     }
 
+    /** A consumer's loop over one run's messages. */
+    interface Loop {
+        void run() throws InterruptedException;
+    }
+
+    /**
+     * Starts the consumer thread: pinned, at the gate with the producers, then `loop`, then
+     * the end time and `done`.
+     */
+    static void consumer(Bus.Config c, CountDownLatch ready, CountDownLatch gate,
+                         CountDownLatch done, long[] end, Loop loop) {
+        new Thread(() -> {
+            try {
+                pin(c, 0);
+                ready.countDown();
+                gate.await();
+                loop.run();
+                end[0] = System.nanoTime();
+                done.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "consumer").start();
+    }
+
     /** One run, ms; throws when the check of the consumer's messages fails. */
     static double run(Bus.Config c, long n) throws Exception {
         final long[] per = Bus.spread(n, c.producers);
@@ -105,19 +130,9 @@ final class Plain {
                 m.set(id, seq, sent);
                 q.put(m);
             };
-            Thread consumer = new Thread(() -> {
-                try {
-                    pin(c, 0);
-                    ready.countDown();
-                    gate.await();
-                    for (long k = 0; k < n; k++) checker.observe(q.take());
-                    end[0] = System.nanoTime();
-                    done.countDown();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "consumer");
-            consumer.start();
+            consumer(c, ready, gate, done, end, () -> {
+                for (long k = 0; k < n; k++) checker.observe(q.take());
+            });
         } else if (c.impl.equals("disruptor")) {
             final Disruptor<Bus.Msg> d = new Disruptor<>(form::get, c.ringSize, (ThreadFactory) r -> new Thread(() -> {
                     pin(c, 0);
@@ -151,19 +166,7 @@ final class Plain {
             // module's own code (not through the plug's Channel, which is what Bus runs).
             final Bus.PlainLoop q = Bus.PLUG.plain(c);
             send = q.sender(form);
-            Thread consumer = new Thread(() -> {
-                try {
-                    pin(c, 0);
-                    ready.countDown();
-                    gate.await();
-                    q.consume(checker, n);
-                    end[0] = System.nanoTime();
-                    done.countDown();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "consumer");
-            consumer.start();
+            consumer(c, ready, gate, done, end, () -> q.consume(checker, n));
         } else {
             throw new IllegalStateException("no plain loop for --impl " + c.impl);
         }
