@@ -1,8 +1,8 @@
 // Bus --plain: each JVM original in the plainest loop its own API allows, as a user of the
 // library would write it, to calibrate Bus's measured runs against (jvm-lbq against
 // jvm-lbq/own-loop). What it keeps is what the Rust peers' own loops keep: the same message
-// as Bus (Bus.form: the lab's message, inline or byte-array, payload filled), stamped every
-// K-th as Bus stamps it, and the same check of every message (Bus.Checker: count,
+// as Bus (BusLib.form: the lab's message, inline or byte-array, payload filled), stamped every
+// K-th as Bus stamps it, and the same check of every message (BusLib.Checker: count,
 // per-producer order, checksum), the same split over producers, a new queue or Disruptor
 // per run, the clock from the start gate to the consumer's last message. What it leaves
 // out is Bus's harness: end markers, latency recording, per-thread accounting, run marks
@@ -25,7 +25,7 @@ final class Plain {
     private Plain() { }
 
     /** JIT passes, W warm-up runs, R runs; one done line: {"plain":true,"runs":[{ms,...}]}. */
-    static void main(Bus.Config c, Protocol proto) {
+    static void main(BusLib.Config c, Protocol proto) {
         try {
             long jitN = Math.min(c.messages, 1_000_000L);
             for (int k = 0; k < c.jitWarmup; k++) run(c, jitN);
@@ -58,7 +58,7 @@ final class Plain {
      * producer's), so the plain loop runs in the lab cell's placement; a failure to pin
      * ends the run loudly.
      */
-    static void pin(Bus.Config c, int slot) {
+    static void pin(BusLib.Config c, int slot) {
         if (c.pin == null) return;
         try {
             Bus.pinCurrentThread(c.pin[slot]);
@@ -71,14 +71,14 @@ final class Plain {
      * Producer `id`'s plain loop: `count` messages through `send`, each K-th stamped with
      * nanoTime as Bus stamps them; no end marker (the consumer counts to N).
      */
-    static Runnable producer(Bus.Config c, int id, long count, Bus.Sender send,
+    static Runnable producer(BusLib.Config c, int id, long count, BusLib.Sender send,
                              CountDownLatch ready, CountDownLatch gate) {
         return () -> {
             try {
                 pin(c, id + 1);
                 ready.countDown();
                 gate.await();
-                final Bus.Stamper stamps = new Bus.Stamper(c.sampleEvery);
+                final BusLib.Stamper stamps = new BusLib.Stamper(c.sampleEvery);
                 for (long seq = 0; seq < count; seq++) send.send(id, seq, stamps.next());
             } catch (Exception e) {
                 throw new IllegalStateException("producer-" + id + ": " + e, e);
@@ -95,7 +95,7 @@ final class Plain {
      * Starts the consumer thread: pinned, at the gate with the producers, then `loop`, then
      * the end time and `done`.
      */
-    static void consumer(Bus.Config c, CountDownLatch ready, CountDownLatch gate,
+    static void consumer(BusLib.Config c, CountDownLatch ready, CountDownLatch gate,
                          CountDownLatch done, long[] end, Loop loop) {
         new Thread(() -> {
             try {
@@ -112,21 +112,21 @@ final class Plain {
     }
 
     /** One run, ms; throws when the check of the consumer's messages fails. */
-    static double run(Bus.Config c, long n) throws Exception {
-        final long[] per = Bus.spread(n, c.producers);
+    static double run(BusLib.Config c, long n) throws Exception {
+        final long[] per = BusLib.spread(n, c.producers);
         final long expected = Bus.expected(c, n, per); // before the clock starts
-        final Supplier<Bus.Msg> form = Bus.form(c.message, c.payload);
-        final Bus.Checker checker = new Bus.Checker(c.producers);
+        final Supplier<BusLib.Msg> form = BusLib.form(c.message, c.payload);
+        final BusLib.Checker checker = new BusLib.Checker(c.producers);
         final CountDownLatch ready = new CountDownLatch(c.producers + 1);
         final CountDownLatch gate = new CountDownLatch(1);
         final CountDownLatch done = new CountDownLatch(1);
         final long[] end = new long[1];
-        final Bus.Sender send;
+        final BusLib.Sender send;
         Runnable stop = null;
         if (c.impl.equals("lbq")) {
-            final LinkedBlockingQueue<Bus.Msg> q = new LinkedBlockingQueue<>(c.capacity);
+            final LinkedBlockingQueue<BusLib.Msg> q = new LinkedBlockingQueue<>(c.capacity);
             send = (id, seq, sent) -> {
-                Bus.Msg m = form.get();
+                BusLib.Msg m = form.get();
                 m.set(id, seq, sent);
                 q.put(m);
             };
@@ -134,15 +134,15 @@ final class Plain {
                 for (long k = 0; k < n; k++) checker.observe(q.take());
             });
         } else if (c.impl.equals("disruptor")) {
-            final Disruptor<Bus.Msg> d = new Disruptor<>(form::get, c.ringSize, (ThreadFactory) r -> new Thread(() -> {
+            final Disruptor<BusLib.Msg> d = new Disruptor<>(form::get, c.ringSize, (ThreadFactory) r -> new Thread(() -> {
                     pin(c, 0);
                     r.run();
                 }, "consumer"),
                 c.producerType.equals("single") ? ProducerType.SINGLE : ProducerType.MULTI,
                 Bus.waitStrategy(c.wait));
-            d.handleEventsWith(new EventHandler<Bus.Msg>() {
+            d.handleEventsWith(new EventHandler<BusLib.Msg>() {
                 long k;
-                @Override public void onEvent(Bus.Msg e, long sequence, boolean endOfBatch) {
+                @Override public void onEvent(BusLib.Msg e, long sequence, boolean endOfBatch) {
                     checker.observe(e);
                     if (++k == n) {
                         end[0] = System.nanoTime();
@@ -150,7 +150,7 @@ final class Plain {
                     }
                 }
             });
-            final RingBuffer<Bus.Msg> rb = d.start();
+            final RingBuffer<BusLib.Msg> rb = d.start();
             ready.countDown(); // the processor thread starts with the Disruptor
             send = (id, seq, sent) -> {
                 long slot = rb.next();
@@ -161,10 +161,10 @@ final class Plain {
                 }
             };
             stop = d::shutdown;
-        } else if (Bus.PLUG != null) {
+        } else if (BusLib.PLUG != null) {
             // A JVM module's queue in its own plain loop, the library's API called by that
             // module's own code (not through the plug's Channel, which is what Bus runs).
-            final Bus.PlainLoop q = Bus.PLUG.plain(c);
+            final BusLib.PlainLoop q = BusLib.PLUG.plain(c);
             send = q.sender(form);
             consumer(c, ready, gate, done, end, () -> q.consume(checker, n));
         } else {

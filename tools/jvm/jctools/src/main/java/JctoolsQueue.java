@@ -1,6 +1,6 @@
 // jvm-jctools: JCTools' MpscArrayQueue (JCTools 4, the version tools/jvm/pom.xml pins), the JVM's bounded
 // multi-producer single-consumer array queue, as a queue Bus runs (`--impl jctools`, class
-// loaded by name: see Bus.Plug). Capacity `--ring-size`; producers retry `offer` while the
+// loaded by name: see BusLib.Plug). Capacity `--ring-size`; producers retry `offer` while the
 // queue is full and the consumer drains with the queue's own `drain(consumer, wait, exit)`
 // (a loop of `relaxedPoll`), both idling with the wait that matches `--wait` (below and
 // tools/jvm/README.md).
@@ -12,9 +12,9 @@ import java.io.InputStream;
 import java.util.Properties;
 import java.util.concurrent.locks.LockSupport;
 
-final class JctoolsQueue implements Bus.Plug {
+final class JctoolsQueue implements BusLib.Plug {
 
-    @Override public Bus.Channel open(Bus.Config c) {
+    @Override public BusLib.Channel open(BusLib.Config c) {
         return new Queue(new MpscArrayQueue<>(c.ringSize), idler(c.wait));
     }
 
@@ -97,19 +97,19 @@ final class JctoolsQueue implements Bus.Plug {
      * WaitStrategy of the same `--wait`, in code of its own rather than {@link Queue}'s, so
      * the calibration measures the adapter Bus runs.
      */
-    @Override public Bus.PlainLoop plain(Bus.Config c) {
-        final MpscArrayQueue<Bus.Msg> q = new MpscArrayQueue<>(c.ringSize);
+    @Override public BusLib.PlainLoop plain(BusLib.Config c) {
+        final MpscArrayQueue<BusLib.Msg> q = new MpscArrayQueue<>(c.ringSize);
         final MessagePassingQueue.WaitStrategy idle = idler(c.wait);
-        return new Bus.PlainLoop() {
-            @Override public Bus.Sender sender(java.util.function.Supplier<Bus.Msg> form) {
+        return new BusLib.PlainLoop() {
+            @Override public BusLib.Sender sender(java.util.function.Supplier<BusLib.Msg> form) {
                 return (id, seq, sent) -> {
-                    Bus.Msg m = form.get();
+                    BusLib.Msg m = form.get();
                     m.set(id, seq, sent);
                     for (int n = 0; !q.offer(m); ) n = idle.idle(n);
                 };
             }
 
-            @Override public void consume(Bus.Checker checker, long n) {
+            @Override public void consume(BusLib.Checker checker, long n) {
                 final long[] k = new long[1];
                 q.drain(m -> {
                     checker.observe(m);
@@ -120,20 +120,20 @@ final class JctoolsQueue implements Bus.Plug {
     }
 
     /** One run's queue. */
-    static final class Queue implements Bus.Channel {
-        final MpscArrayQueue<Bus.Msg> q;
+    static final class Queue implements BusLib.Channel {
+        final MpscArrayQueue<BusLib.Msg> q;
         final MessagePassingQueue.WaitStrategy idle;
-        Queue(MpscArrayQueue<Bus.Msg> q, MessagePassingQueue.WaitStrategy idle) {
+        Queue(MpscArrayQueue<BusLib.Msg> q, MessagePassingQueue.WaitStrategy idle) {
             this.q = q;
             this.idle = idle;
         }
 
-        @Override public void send(Bus.Msg m) {
+        @Override public void send(BusLib.Msg m) {
             int n = 0;
             while (!q.offer(m)) n = idle.idle(n);
         }
 
-        @Override public void consume(Bus.Sink sink) {
+        @Override public void consume(BusLib.Sink sink) {
             q.drain(sink::accept, idle, sink::more);
         }
     }
