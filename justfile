@@ -15,7 +15,7 @@ lab *ARGS:
 # Build the JVM side (tools/jvm, a Maven project: fetches its pinned libraries from Maven
 # Central on first use) into target/jvm, as the lab does on first use.
 jvm:
-    mvn -B -q -f tools/jvm/pom.xml -Dlab.jvm.out="$PWD/target/jvm" process-classes
+    mvn -B -q -Dstyle.color=never -f tools/jvm/pom.xml -Dlab.jvm.out="$PWD/target/jvm" process-classes
 
 # Install what the tests need (ab, valgrind's dh_view, chromium, Perfetto's trace processor and UI, jsdom, puppeteer-core); idempotent.
 setup:

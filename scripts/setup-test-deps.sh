@@ -25,7 +25,7 @@ fi
 
 # The JVM side, built (and its libraries fetched) once; the lab rebuilds it when its sources
 # change. A failure here is loud: the JVM rows are part of the tests.
-if ! mvn -B -q -f tools/jvm/pom.xml -Dlab.jvm.out="$PWD/target/jvm" process-classes; then
+if ! mvn -B -q -Dstyle.color=never -f tools/jvm/pom.xml -Dlab.jvm.out="$PWD/target/jvm" process-classes; then
   echo "setup: the JVM side did not build (mvn -f tools/jvm/pom.xml process-classes; its output is above)" >&2
   exit 1
 fi

@@ -355,19 +355,13 @@ fn bus_command(
     cell: &CellSpec,
     j: &JvmSettings,
     imp: &str,
-    java_flags: &[String],
+    probes: Option<&super::jvm_probes::Probes>,
     mode: &[&str],
     (messages, warmup, runs): (u64, usize, usize),
 ) -> Result<(Command, Option<Vec<usize>>), String> {
     let producer_type = if cell.producers == 1 { "single" } else { "multi" };
-    let mut cmd = Command::new("java");
-    cmd.args(j.flags.split_whitespace())
-        .args(java_flags)
-        .arg("-cp")
-        .arg(&j.classes)
-        .arg("Bus")
-        .args(mode)
-        .args(["--impl", imp, "--producers", &cell.producers.to_string()])
+    let mut cmd = j.program().command(probes, mode);
+    cmd.args(["--impl", imp, "--producers", &cell.producers.to_string()])
         .args(["--messages", &messages.to_string(), "--warmup", &warmup.to_string()])
         .args(["--runs", &runs.to_string(), "--ring-size", &cell.ring_size.to_string()])
         .args(["--wait", &j.wait, "--producer-type", producer_type])
@@ -392,7 +386,7 @@ pub fn run(cell: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     let mut probes = super::jvm_probes::Probes::prepare(&ctx.pass)?;
     let (messages, warmup, runs) = super::jvm_probes::bus_runs(cell, &ctx.pass);
     let (mut cmd, pinned) =
-        bus_command(cell, j, imp, &probes.java_flags(), &[], (messages, warmup, runs))?;
+        bus_command(cell, j, imp, Some(&probes), &[], (messages, warmup, runs))?;
     if j.drop_one {
         cmd.args(["--fault", "drop-one"]);
     }
@@ -493,7 +487,7 @@ pub fn run_plain(cell: &CellSpec, ctx: &mut Ctx) -> Result<Vec<PlainRun>, String
         format!("no plain loop for {}; valid: jvm-lbq, jvm-disruptor, jvm-jctools", cell.variant)
     })?;
     let sizes = (cell.messages, cell.warmup, cell.runs);
-    let (mut cmd, _) = bus_command(cell, j, imp, &[], &["--plain"], sizes)?;
+    let (mut cmd, _) = bus_command(cell, j, imp, None, &["--plain"], sizes)?;
     let outcome = converse(&mut cmd, ctx, "the JVM's plain loop", |_| {})?;
     // The plain loop stamps as Bus does, or its calibration would be cheaper than the row.
     if outcome["sample_every"].as_u64() != Some(cell.sample_every) {

@@ -20,6 +20,7 @@ pub mod harness;
 pub mod jvm;
 pub mod jvm_build;
 pub mod jvm_probes;
+pub mod jvm_program;
 pub mod own_loops;
 pub mod peers;
 pub mod plain;

@@ -251,6 +251,16 @@ impl LibSettings {
         })
     }
 
+    /// The library's program as the launcher starts it: its JDK, flags and class path.
+    pub fn program(&self) -> super::jvm_program::JvmProgram {
+        super::jvm_program::JvmProgram {
+            java: self.java.clone(),
+            flags: self.flags.split_whitespace().map(str::to_string).collect(),
+            class_path: self.classpath.clone(),
+            main_class: self.lib.main_class().to_string(),
+        }
+    }
+
     /// The row label of `rx_word` (a workload or buffer in RxBench's words): the library's
     /// prefix (`fault-` first for the planted fault) and its word; `None` where the library
     /// has no such thing.
@@ -410,13 +420,8 @@ pub fn run(
     let word = |w: &str| s.lib.word(w).ok_or_else(|| format!("{} has no '{w}'", s.lib.library()));
     let workload = word(workload)?;
     let extra = extra.iter().map(|a| word(a)).collect::<Result<Vec<String>, String>>()?;
-    let mut cmd = Command::new(&s.java);
-    cmd.args(s.flags.split_whitespace())
-        .args(probes.java_flags())
-        .arg("-cp")
-        .arg(&s.classpath)
-        .arg(s.lib.main_class())
-        .args(["--workload", &workload, "--n", &n.to_string()])
+    let mut cmd = s.program().command(Some(&probes), &["--workload", &workload]);
+    cmd.args(["--n", &n.to_string()])
         .args(["--warmup", &warmup.to_string(), "--runs", &runs.to_string()])
         .args(&extra);
     if s.fault {

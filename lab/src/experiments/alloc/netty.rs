@@ -47,6 +47,18 @@ pub struct JvmCell {
     pub jit_warmup_ms: u64,
 }
 
+impl JvmCell {
+    /// NettyAlloc as the launcher starts it: the default JDK, these flags, this class path.
+    pub fn program(&self) -> crate::measure::jvm_program::JvmProgram {
+        crate::measure::jvm_program::JvmProgram {
+            java: crate::measure::jvm_program::DEFAULT_JAVA.to_string(),
+            flags: self.flags.clone(),
+            class_path: self.classpath.clone(),
+            main_class: "NettyAlloc".to_string(),
+        }
+    }
+}
+
 /// The JVM's side of a Netty fork.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -190,14 +202,9 @@ fn iteration(j: &JavaIteration, size: usize, ops: u64) -> Iteration {
 fn command(cell: &Cell, j: &JvmCell, probes: &Probes) -> Result<Command, String> {
     let (allocator, memory) =
         cell.mode.netty().ok_or_else(|| format!("not a Netty row: {}", cell.mode.name()))?;
-    let mut cmd = Command::new("java");
-    cmd.args(&j.flags)
-        .args(probes.java_flags())
-        .arg("-cp")
-        .arg(&j.classpath)
-        .arg("NettyAlloc")
-        .args(["--allocator", allocator, "--memory", memory])
-        .args(["--size", &cell.size.to_string(), "--ops", &cell.ops.to_string()])
+    let mut cmd =
+        j.program().command(Some(probes), &["--allocator", allocator, "--memory", memory]);
+    cmd.args(["--size", &cell.size.to_string(), "--ops", &cell.ops.to_string()])
         .args(["--warmup", &cell.warmup.to_string(), "--runs", &cell.runs.to_string()])
         .args(["--jit-warmup-ms", &j.jit_warmup_ms.to_string()]);
     if cell.mode.is_fault() {

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
@@ -68,6 +68,18 @@ pub struct JvmCell {
     pub gc: String,
     /// `--fault short-body`: the document 100 bytes short, every run INVALID.
     pub short_body: bool,
+}
+
+impl JvmCell {
+    /// The server as the launcher starts it: the default JDK, these flags, this class path.
+    pub fn program(&self) -> crate::measure::jvm_program::JvmProgram {
+        crate::measure::jvm_program::JvmProgram {
+            java: crate::measure::jvm_program::DEFAULT_JAVA.to_string(),
+            flags: self.flags.split_whitespace().map(str::to_string).collect(),
+            class_path: self.class_path.clone(),
+            main_class: self.class.clone(),
+        }
+    }
 }
 
 /// Builds the server's classes and its cell (in the parent, once per run).
@@ -162,12 +174,7 @@ impl JvmServer {
     /// its threads when `timed`. Ready once the first mark is answered.
     pub fn start(cell: &JvmCell, port: u16, timed: bool) -> Result<JvmServer, String> {
         let port = if port == 0 { free_port()? } else { port };
-        let mut cmd = Command::new("java");
-        cmd.args(cell.flags.split_whitespace())
-            .arg("-cp")
-            .arg(&cell.class_path)
-            .arg(&cell.class)
-            .args(["--port", &port.to_string()]);
+        let mut cmd = cell.program().command(None, &["--port", &port.to_string()]);
         if cell.short_body {
             cmd.args(["--fault", "short-body"]);
         }

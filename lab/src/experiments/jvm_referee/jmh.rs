@@ -3,6 +3,7 @@
 //! asks for, its JSON result file parsed into the score, JMH's error and every measured
 //! iteration, so that the lab can pool the iterations of several runs as JMH pools forks.
 
+use crate::measure::jvm_program::JvmProgram;
 use crate::protocol::Ctx;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -79,9 +80,14 @@ pub fn parse(json: &str) -> Result<JmhScore, String> {
 
 /// The command line of `spec`, writing its result to `result`.
 pub fn command(spec: &JmhSpec, result: &std::path::Path) -> Command {
-    let mut cmd = Command::new(&spec.java);
-    cmd.arg("-cp").arg(&spec.class_path).arg("org.openjdk.jmh.Main");
-    cmd.arg("-jvm").arg(&spec.java);
+    // JMH's own runner, through the lab's one launcher; its forks get the row's flags.
+    let runner = JvmProgram {
+        java: spec.java.clone(),
+        flags: Vec::new(),
+        class_path: spec.class_path.clone(),
+        main_class: "org.openjdk.jmh.Main".to_string(),
+    };
+    let mut cmd = runner.command(None, &["-jvm", &spec.java]);
     cmd.arg(format!("^{}$", regex_escape(&spec.benchmark)));
     for (k, v) in &spec.params {
         cmd.arg("-p").arg(format!("{k}={v}"));
