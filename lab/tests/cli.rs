@@ -750,7 +750,10 @@ fn the_jvm_originals_run_as_forks_check_themselves_and_a_planted_loss_is_invalid
     }
     // The current Disruptor by default, seed 001's line beside it, each naming its version.
     for (v, version) in [("jvm-disruptor", "4.0.0"), ("jvm-disruptor-3.4", "3.4.4")] {
-        for row in rows.iter().filter(|x| x["variant"] == v) {
+        // The rows themselves (their own loops share the variant, not the JVM detail).
+        let measured: Vec<&Value> = rows.iter().filter(|x| x["label"] == v).collect();
+        assert_eq!(measured.len(), 2, "{v} at P=1 and P=2");
+        for row in measured {
             assert_eq!(row["status"], "OK", "{v}: {row}");
             assert_eq!(row["jvm"]["disruptor_version"], version, "{v}: {row}");
         }
