@@ -205,8 +205,8 @@ fn rate_table(r: &Results, clock: &Clock, group: &str, base: &str, pipeline: boo
         "Sustained: every message sent, and p99 under --p99-bound-us (results.json keeps \
          each row's first reason why not, under rate.not_sustained). Late: sent 10 µs or more \
          after it was due (the send itself held the producer). Unsent: still due when the \
-         producers stopped at twice the schedule's length; percentiles marked ≥ leave them \
-         out. Uncorrected: from the actual send, what a closed-loop recording would report. \
+         producers stopped at twice the schedule's length; each is charged from its due time \
+         to the run's end, so percentiles marked ≥ are lower bounds. Uncorrected: from the actual send, what a closed-loop recording would report. \
          harness (no handoff): the producers' schedule alone, recording where they would send: \
          what the schedule and the machine cost before any handoff."
             .into()
