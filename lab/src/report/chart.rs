@@ -490,7 +490,7 @@ mod tests {
         assert!(s.contains("<polyline"), "the series is joined: {s}");
         for name in ["0%", "90%", "99%"] {
             assert!(
-                s.contains(&format!("class=\"x-tick\"")) && s.contains(&format!(">{name}</text>")),
+                s.contains("class=\"x-tick\"") && s.contains(&format!(">{name}</text>")),
                 "{name}: {s}"
             );
         }
