@@ -469,4 +469,37 @@ mod tests {
         assert!(s.contains("class=\"point\""));
         assert!(chart(&Chart::default()).contains("no data"));
     }
+
+    #[test]
+    fn named_ticks_label_a_transformed_axis_and_keep_the_series_joined() {
+        // A percentile axis: x = log10(1/(1 − q)), points at 0, 0.5, 1, 1.5, 2.
+        let pts: Vec<(f64, f64)> =
+            (0..5).map(|i| (f64::from(i) / 2.0, 1.0 + f64::from(i))).collect();
+        let c = Chart {
+            title: "Latency by percentile (log scale)".into(),
+            series: vec![("ring".into(), pts)],
+            x_ticks: vec![
+                (0.0, "0%".into()),
+                (1.0, "90%".into()),
+                (2.0, "99%".into()),
+                (3.0, "99.9%".into()),
+            ],
+            ..Default::default()
+        };
+        let s = chart(&c);
+        assert!(s.contains("<polyline"), "the series is joined: {s}");
+        for name in ["0%", "90%", "99%"] {
+            assert!(
+                s.contains("class=\"x-tick\"") && s.contains(&format!(">{name}</text>")),
+                "{name}: {s}"
+            );
+        }
+        // 99.9% lies past the last point: not drawn; the raw x (0.5, 1.5) are not labelled.
+        assert!(
+            !s.contains(">99.9%</text>")
+                && !s.contains(">0.5</text>")
+                && !s.contains(">1.5</text>"),
+            "{s}"
+        );
+    }
 }

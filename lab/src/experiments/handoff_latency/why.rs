@@ -44,14 +44,21 @@ fn wake_up(r: &Results, x: &Row, base: &Row, fastest: f64) -> Option<Why> {
     let (xd, bd) = (detail(x), detail(base));
     let (xt, bt) = (xd.tail?, bd.tail?);
     let offered = xd.rate.as_ref()?.offered;
-    let kind =
-        |ns: f64| if ns > fastest * PARKED_FACTOR { "parks" } else { "spins before it parks" };
+    let parks = |ns: f64| ns > fastest * PARKED_FACTOR;
+    let kind = |ns: f64| if parks(ns) { "parks" } else { "spins first" };
+    // The rule explains the tail only where it points the way the tails went.
+    let fits = match (parks(xn), parks(bn)) {
+        (false, true) if xt.p99 < bt.p99 => " The spinner's lower p99 fits the rule.",
+        (true, false) if xt.p99 > bt.p99 => " The parker's higher p99 fits the rule.",
+        (a, b) if a == b => " Both are of one kind: the rule does not tell them apart.",
+        _ => " The tails go the other way: the wake-up does not explain them here.",
+    };
     let gap_us = 1e6 / offered;
     let text = format!(
         "At {} msgs/s messages are due {} µs apart. A lone message crosses {} and back in {} µs \
          (ping-pong p50; its consumer {}), {} in {} µs (its consumer {}): a consumer that \
          parks pays a kernel wake-up for each message that finds it asleep, one that spins \
-         does not while messages come closer than its spin. p99 here: {} {} µs, {} {} µs.",
+         does not while messages come closer than its spin. p99 here: {} {} µs, {} {} µs.{}",
         fmt_rate(offered),
         fmt_num(gap_us),
         x.label,
@@ -64,6 +71,7 @@ fn wake_up(r: &Results, x: &Row, base: &Row, fastest: f64) -> Option<Why> {
         fmt_num(xt.p99 as f64 / 1e3),
         base.label,
         fmt_num(bt.p99 as f64 / 1e3),
+        fits,
     );
     Some(Why {
         group: x.group.clone(),
