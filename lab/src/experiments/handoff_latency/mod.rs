@@ -1,5 +1,5 @@
 //! `handoff-latency`: how long one message waits, measured as LMAX, wrk2 and HdrHistogram
-//! measure it (issue 37), for every Rust handoff of the lab.
+//! measure it, for every Rust handoff of the lab.
 //!
 //! Four workloads, each a group of rows:
 //!
@@ -270,7 +270,7 @@ impl Outcome for LatOutcome {
 
 impl Experiment for HandoffLatency {
     const NAME: &'static str = "handoff-latency";
-    const ABOUT: &'static str = "issue 37: latency as LMAX measures it — ping-pong round trips \
+    const ABOUT: &'static str = "latency as LMAX measures it — ping-pong round trips \
         beside the machine's floor, a fixed offered rate counted from each message's due time \
         (no coordinated omission), a sweep to the highest sustained rate, LMAX's one-to-three \
         pipeline; HdrHistogram percentiles, .hgrm files and V2 logs";

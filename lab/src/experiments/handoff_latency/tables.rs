@@ -258,7 +258,8 @@ fn sweep_table(r: &Results, clock: &Clock, group: &str, base: &str, bound_us: u6
     t
 }
 
-/// The acceptance targets of issue 37 that this run can decide.
+/// The latency targets (ping-pong against the floor, ring against locked at a fixed rate)
+/// that this run can decide.
 fn targets(r: &Results) -> Vec<Target> {
     let mut out = Vec::new();
     let bs = "ring[busy-spin]";
