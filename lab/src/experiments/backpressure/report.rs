@@ -130,7 +130,7 @@ pub(super) fn seed_table(r: &Results) -> Table {
     let mut t = Table::new(
         format!("The seed's cases ({SEED_N} elements, capacity {SEED_CAP})"),
         &[
-            "impl",
+            "impl (JVM rows: library and JDK)",
             "case",
             "overflow policy",
             "status",
@@ -152,7 +152,8 @@ pub(super) fn seed_table(r: &Results) -> Table {
         let null = |v: Option<String>| v.unwrap_or_else(|| "null".into());
         let ok = x.status == Status::Ok;
         t.rows.push(vec![
-            lib_of(x).map_or("reactive", Lib::name).into(),
+            // A JVM row names its library and the JDK that ran it.
+            d.as_ref().and_then(|d| d.library.clone()).unwrap_or_else(|| "reactive".into()),
             case,
             policy,
             x.status.word().into(),
@@ -207,8 +208,8 @@ pub(super) fn grid_table(a: &BackpressureArgs, r: &Results) -> Table {
              model predicts max(0, N·(1 − 1/rate) − capacity) overflows; where the wall time per \
              delivered element exceeds the service time, the consumer's real rate (service + \
              publish_on's wake-up per element on these cores) is lower than nominal and more \
-             overflow. Lines 'C (rx)': RxJava 3, onBackpressureBuffer(C, onOverflow, \
-             DROP_LATEST) → observeOn(Schedulers.single(), false, 1); lines 'C (reactor)': \
+             overflow. Lines 'C (RxJava …)': RxJava 3, onBackpressureBuffer(C, onOverflow, \
+             DROP_LATEST) → observeOn(Schedulers.single(), false, 1); lines 'C (Reactor …)': \
              Reactor, onBackpressureBuffer(C, onBufferOverflow, DROP_LATEST) → \
              publishOn(Schedulers.single(), false, 1); in the same rounds."
                 .into(),
@@ -219,7 +220,14 @@ pub(super) fn grid_table(a: &BackpressureArgs, r: &Results) -> Table {
             continue;
         }
         for &cap in &a.capacities.0 {
-            let name = lib.map_or(cap.to_string(), |l| format!("{cap} ({})", l.name()));
+            let library = r.results.iter().find_map(|x| {
+                (x.group == "grid" && lib_of(x) == lib).then(|| detail(x)?.library).flatten()
+            });
+            let name = match (lib, library) {
+                (None, _) => cap.to_string(),
+                (Some(_), Some(l)) => format!("{cap} ({l})"),
+                (Some(l), None) => format!("{cap} ({})", l.name()),
+            };
             let mut line = vec![name];
             for &rate in &a.rates.0 {
                 let row = r.results.iter().find(|x| {

@@ -626,6 +626,8 @@ fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {
             continue;
         }
         let (dn, d2) = (detail(rn), detail(r2));
+        // A JVM row names its library and the JDK that ran it.
+        let name = dn.library.as_ref().map_or(label.to_string(), |l| format!("{label} ({l})"));
         let depth = |d: &HeapGrowthDetail| d.max_depth.map_or("–".into(), |v| v.to_string());
         let peak_of = |x: &Row| peak(x).map_or("–".into(), |p| p.to_string());
         let per_message = match (d2.blocks_per_message, d2.jvm_allocated_bytes_per_message) {
@@ -634,7 +636,7 @@ fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {
             (None, None) => "–".into(),
         };
         t.rows.push(vec![
-            label.into(),
+            name,
             bound,
             peak_of(rn),
             peak_of(r2),

@@ -105,9 +105,9 @@ pub(super) fn seed_table(r: &Results) -> Option<Table> {
             "figure",
             "demand",
             "seed 000 (published, bulk)",
-            "Reactor here",
+            "Reactor here [interval]",
             "Reactor's library and JDK",
-            "reactive crate here",
+            "reactive crate here [interval]",
             "reactive vs Reactor (p50, paired within rounds)",
         ],
     );
@@ -117,11 +117,20 @@ pub(super) fn seed_table(r: &Results) -> Option<Table> {
             x.group == mode && d.scheduler.as_deref() == Some("parallel") && d.variant == imp
         })
     };
-    let at = |x: Option<&Row>, f: Pick| match x {
+    // p50 is the row's score (the median over its runs' p50s, with its interval), as the
+    // latency table shows it; p99 the median over forks of each fork's histogram p99.
+    let at = |x: Option<&Row>, f: Option<Pick>| match x {
         None => "not run".to_string(),
-        Some(x) => match detail(x).latency_ns.filter(|_| x.status == Status::Ok) {
-            Some(l) => fmt_num(f(&l) as f64 / 1e3),
-            None => x.status.word().to_string(),
+        Some(x) if x.status != Status::Ok => x.status.word().to_string(),
+        Some(x) => match (f, x.score, x.score_ci) {
+            (None, Some(s), Some([lo, hi])) => {
+                format!("{} [{}, {}]", fmt_num(s), fmt_num(lo), fmt_num(hi))
+            }
+            (None, Some(s), None) => format!("{} [–]", fmt_num(s)),
+            (Some(f), _, _) => {
+                detail(x).latency_ns.map_or("–".into(), |l| fmt_num(f(&l) as f64 / 1e3))
+            }
+            _ => "–".into(),
         },
     };
     for mode in ["bulk", "one-by-one"] {
@@ -135,8 +144,8 @@ pub(super) fn seed_table(r: &Results) -> Option<Table> {
                 .find(|q| q.variant == a.label && q.baseline == b.label && q.group == mode)
         });
         let lib = reactor.and_then(|x| detail(x).library).unwrap_or_else(|| "–".into());
-        let figures: [(&str, f64, Pick); 2] =
-            [("p50", SEED_JVM_US.0, |l| l.p50), ("p99", SEED_JVM_US.1, |l| l.p99)];
+        let figures: [(&str, f64, Option<Pick>); 2] =
+            [("p50", SEED_JVM_US.0, None), ("p99", SEED_JVM_US.1, Some(|l| l.p99))];
         for (name, seed, f) in figures {
             t.rows.push(vec![
                 name.to_string(),
@@ -153,9 +162,10 @@ pub(super) fn seed_table(r: &Results) -> Option<Table> {
         "Seed 000 (shared/seeds/000_3295038f679b729e.txt, its publishOn latency test: Reactor \
          3.8.8 on Temurin 25.0.5, an Apple M1 Pro, Flux.range(0, 100000).map(stamp)\
          .publishOn(Schedulers.parallel()) with every element requested at once, the last of 4 \
-         runs) published p50 5 µs and p99 11 µs. Here: per row the median over forks of each \
-         fork's histogram percentile; the paired ratio is the reactive row's p50 against \
-         Reactor's within rounds (> 1: the reactive crate's median latency is lower). Bulk \
+         runs) published p50 5 µs and p99 11 µs. Here: p99 is the median over forks of each \
+         fork's histogram p99, and p50 the row's score (the median over its runs' p50s, with \
+         the interval of that median), as the latency table gives them; the paired ratio is \
+         the reactive row's p50 against Reactor's within rounds (> 1: the reactive crate's median latency is lower). Bulk \
          latency is mostly queueing behind the 256-element prefetch (the seed says so); \
          one-by-one is the seed's recommended idle measurement."
             .into(),
