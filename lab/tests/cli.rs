@@ -53,6 +53,9 @@ fn small_run_writes_every_promised_field_and_file() {
             // Exactly the runs asked for: no measuring on to a minimum fork time.
             "--min-fork-ms",
             "0",
+            // The rows' own fields (their own loops are checked in tests/calibration.rs).
+            "--own-loops",
+            "off",
         ])
         .arg("--out")
         .arg(&out)
@@ -506,6 +509,20 @@ fn ctrl_c_stops_every_experiment_within_seconds_and_keeps_what_finished() {
             "off",
         ],
         &["trace-overhead", "--messages", "20000", "--rounds", "100"],
+        &["handoff-latency", "--rounds", "100"],
+        &[
+            "jvm-referee",
+            "--workloads",
+            "netty-pooled-heap",
+            "--ops",
+            "20000",
+            "--rounds",
+            "100",
+            "--jmh-warmup-iterations",
+            "1",
+            "--jmh-iterations",
+            "1",
+        ],
     ];
     let names: Vec<&str> = runs.iter().map(|a| a[0]).collect();
     let o = lab().arg("list").output().unwrap();
