@@ -59,7 +59,7 @@ fn java_nio_and_netty_run_valid_beside_the_rust_server_with_their_evidence() {
         assert_eq!(q["rounds"], 2, "{q:#}");
         assert!(q["median"].as_f64().is_some_and(|m| m > 0.0));
     }
-    assert_eq!(row(&r, "netty")["jvm"]["netty_version"], "4.1.48.Final");
+    assert_eq!(row(&r, "netty")["jvm"]["netty_version"], "4.2.18.Final");
     let titles: Vec<&str> = r["tables"]
         .as_array()
         .expect("tables")

@@ -268,6 +268,12 @@ const UNITS: &[(&str, &str, &str)] = &[
     ("handoff-latency", "--pipeline-rate", "messages per second"),
     ("handoff-latency", "--pipeline-ms", "Milliseconds"),
     ("handoff-latency", "--ring-size", "slots"),
+    ("jvm-referee", "--size", "bytes"),
+    ("jvm-referee", "--ops", "a count"),
+    ("jvm-referee", "--jmh-forks", "fresh JVM"),
+    ("jvm-referee", "--jmh-warmup-iterations", "per fork"),
+    ("jvm-referee", "--jmh-iterations", "per fork"),
+    ("jvm-referee", "--jmh-iteration-s", "Seconds"),
 ];
 
 /// Options whose value is neither a name from a list nor a figure.

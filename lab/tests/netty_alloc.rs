@@ -84,7 +84,7 @@ fn netty_rows_run_beside_the_rust_rows_with_paired_ratios() {
         assert_eq!(x["ops_per_ms"].as_array().unwrap().len(), 4, "2 forks × 2 iterations");
         let j = &x["jvm"];
         assert!(j["buffer_class"].as_str().unwrap().contains(class), "{label}: {j}");
-        assert!(j["netty_version"].as_str().unwrap().starts_with("4.1"), "{j}");
+        assert!(j["netty_version"].as_str().unwrap().starts_with("4.2"), "{j}");
         assert_eq!(j["gc_count"].as_array().unwrap().len(), 4, "GC per measured iteration");
         let counters = j["counters"].as_array().unwrap();
         assert_eq!(counters.len(), 4, "counters per measured iteration, by run mark: {j}");

@@ -102,7 +102,7 @@ fn gc_values() -> Vec<PossibleValue> {
         .collect()
 }
 
-fn jdk_values() -> Vec<PossibleValue> {
+pub(super) fn jdk_values() -> Vec<PossibleValue> {
     vec![
         PossibleValue::new("17").help("OpenJDK 17 (Debian's; LAB_JDK17 overrides the path)"),
         PossibleValue::new("25").help(

@@ -136,18 +136,6 @@ pub struct JvmSettings {
     pub drop_one: bool,
 }
 
-impl JvmSettings {
-    /// Bus as the launcher starts it: the default JDK, these flags, this class path.
-    pub fn program(&self) -> crate::measure::jvm_program::JvmProgram {
-        crate::measure::jvm_program::JvmProgram {
-            java: crate::measure::jvm_program::DEFAULT_JAVA.to_string(),
-            flags: self.flags.split_whitespace().map(str::to_string).collect(),
-            class_path: self.classes.clone(),
-            main_class: "Bus".to_string(),
-        }
-    }
-}
-
 /// What a `jvm-*` fork adds to its outcome (from `crate::measure::jvm`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct JvmReport {

@@ -351,6 +351,16 @@ fn run_result(r: &BusRun, messages: u64) -> RunResult {
 /// nothing), and every setting the two must agree on, so that the calibration runs what
 /// the row runs; `(messages, warmup, runs)` are the pass's sizes. Also returns the CPUs the
 /// threads are pinned to (none: the kernel places them).
+/// Bus as the launcher starts it: the default JDK, the cell's flags and class path.
+fn bus_program(j: &JvmSettings) -> super::jvm_program::JvmProgram {
+    super::jvm_program::JvmProgram {
+        java: super::jvm_program::DEFAULT_JAVA.to_string(),
+        flags: j.flags.split_whitespace().map(str::to_string).collect(),
+        class_path: j.classes.clone(),
+        main_class: "Bus".to_string(),
+    }
+}
+
 fn bus_command(
     cell: &CellSpec,
     j: &JvmSettings,
@@ -360,7 +370,7 @@ fn bus_command(
     (messages, warmup, runs): (u64, usize, usize),
 ) -> Result<(Command, Option<Vec<usize>>), String> {
     let producer_type = if cell.producers == 1 { "single" } else { "multi" };
-    let mut cmd = j.program().command(probes, mode);
+    let mut cmd = bus_program(j).command(probes, mode);
     cmd.args(["--impl", imp, "--producers", &cell.producers.to_string()])
         .args(["--messages", &messages.to_string(), "--warmup", &warmup.to_string()])
         .args(["--runs", &runs.to_string(), "--ring-size", &cell.ring_size.to_string()])

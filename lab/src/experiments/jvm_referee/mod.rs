@@ -157,9 +157,8 @@ pub struct RefereeArgs {
     /// Workloads, a comma list [default: all]
     #[arg(long, value_enum, value_delimiter = ',')]
     pub workloads: Option<Vec<Workload>>,
-    /// The JDK of the seed-000 workloads, both sides (Netty's run on the default `java`):
-    /// 17 or 25.
-    #[arg(long, value_parser = Jdk::parse, default_value = "25")]
+    /// The JDK of the seed-000 workloads, both sides (Netty's run on the default `java`).
+    #[arg(long, default_value = "25", value_parser = super::choices::Choices::new(Jdk::parse, super::rx_rows::jdk_values))]
     pub jdk: Jdk,
     /// The Netty workloads' buffer size, bytes.
     #[arg(long, value_parser = size, default_value = "1024")]
@@ -167,7 +166,7 @@ pub struct RefereeArgs {
     /// The Netty workloads' allocate + free cycles per lab iteration, a count.
     #[arg(long, value_parser = size, default_value = "100000")]
     pub ops: u64,
-    /// JMH forks per round (each a fresh JVM; seed 004 ran 2 in all).
+    /// JMH forks per round, a count (each a fresh JVM; seed 004 ran 2 in all).
     #[arg(long, value_parser = size, default_value = "1")]
     pub jmh_forks: u64,
     /// JMH warm-up iterations per fork (seed 004: 10).
