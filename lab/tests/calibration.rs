@@ -152,6 +152,8 @@ fn every_real_peer_runs_beside_its_own_loop() {
         "3",
         &[
             "--details",
+            "--own-loops",
+            "on",
             "--variants",
             "ring,crossbeam,std-mpsc,disruptor-rs",
             "--producers",

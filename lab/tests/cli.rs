@@ -53,7 +53,7 @@ fn small_run_writes_every_promised_field_and_file() {
             // Exactly the runs asked for: no measuring on to a minimum fork time.
             "--min-fork-ms",
             "0",
-            // The rows' own fields (their own loops are checked in tests/calibration.rs).
+            // The lab's own rows only (the own loops' rows: tests/calibration.rs).
             "--own-loops",
             "off",
         ])

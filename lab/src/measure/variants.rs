@@ -299,7 +299,9 @@ pub const WAITS: &[(&str, &str)] = &[
     (
         "java-blocking",
         "Java's BlockingWaitStrategy ported as it is: lock and signal on every publish, no \
-         spin; producers park 1 ns at a time for room (the JVM pairing: BlockingWaitStrategy)",
+         spin, asleep only until the claim cursor passes (then awake until the claimed slot is \
+         published); producers park 1 ns at a time for room (the JVM pairing: \
+         BlockingWaitStrategy)",
     ),
 ];
 

@@ -22,17 +22,23 @@ pub fn lab(args: &[&str]) -> Output {
 
 /// A tiny run's arguments: `experiment`, `--rounds rounds`, one measured run per fork and
 /// no warm-up, then `extra`.
+/// A tiny run's arguments. A `disruptor-vs-lbq` run leaves our variants' own loops out
+/// unless `extra` names `--own-loops` (the calibration tests do): the other tests count
+/// and read the lab's own rows.
 pub fn tiny<'a>(experiment: &'a str, rounds: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![experiment, "--rounds", rounds, "--runs", "1", "--warmup", "0"];
+    if experiment == "disruptor-vs-lbq" && !extra.contains(&"--own-loops") {
+        args.extend(["--own-loops", "off"]);
+    }
     args.extend_from_slice(extra);
     args
 }
 
 /// [`tiny`] without the untimed passes (`--heap off --trace off`), then `extra`.
 pub fn tiny_no_passes<'a>(experiment: &'a str, rounds: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = tiny(experiment, rounds, &["--heap", "off", "--trace", "off"]);
-    args.extend_from_slice(extra);
-    args
+    let mut all = vec!["--heap", "off", "--trace", "off"];
+    all.extend_from_slice(extra);
+    tiny(experiment, rounds, &all)
 }
 
 /// Exit code, stdout and stderr of a run, for assertion messages.

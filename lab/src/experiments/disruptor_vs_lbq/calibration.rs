@@ -94,21 +94,33 @@ pub fn cells(plan: &mut Plan<CellSpec>, ours: bool) {
 /// comparison with the harness taken out of both sides, for the verdict to set beside the
 /// lab's ([`own_loop_lines`]).
 fn own_loop_pairs(plan: &mut Plan<CellSpec>) {
+    let labels: Vec<&str> = plan.cells.iter().map(|c| c.label.as_str()).collect();
+    let more = own_pairs(&labels, &plan.pairs, plan.baseline.as_deref());
+    plan.pairs.extend(more);
+}
+
+/// The own-loop pairs of [`own_loop_pairs`], from the cells' labels, the named pairs and
+/// the baseline: new pairs only.
+fn own_pairs(
+    labels: &[&str],
+    pairs: &[(String, String)],
+    baseline: Option<&str>,
+) -> Vec<(String, String)> {
     let own = crate::measure::calibration::OWN_LOOP;
-    let has = |label: &str| plan.cells.iter().any(|c| c.label == label);
     // The compared pairs: the named ones, and every row against the baseline.
-    let mut compared = plan.pairs.clone();
-    if let Some(base) = &plan.baseline {
-        compared.extend(plan.cells.iter().map(|c| (c.label.clone(), base.clone())));
+    let mut compared = pairs.to_vec();
+    if let Some(base) = baseline {
+        compared.extend(labels.iter().map(|l| (l.to_string(), base.to_string())));
     }
     let mut more = Vec::new();
     for (a, b) in compared.iter().filter(|(a, b)| a != b && !is_side(a) && !is_side(b)) {
         let pair = (label_of(a, own), label_of(b, own));
-        if has(&pair.0) && has(&pair.1) && !plan.pairs.contains(&pair) && !more.contains(&pair) {
+        let has = |l: &String| labels.contains(&l.as_str());
+        if has(&pair.0) && has(&pair.1) && !pairs.contains(&pair) && !more.contains(&pair) {
             more.push(pair);
         }
     }
-    plan.pairs.extend(more);
+    more
 }
 
 /// A verdict line per pair of own loops (`ring/own-loop against locked/own-loop: …`), the
@@ -283,6 +295,32 @@ mod tests {
         let t = table(&r).expect("a table");
         let flags: Vec<&str> = t.rows.iter().map(|row| row[5].as_str()).collect();
         assert!(flags[0].starts_with("SLOWED") && flags[2].starts_with("ABOVE"), "{flags:?}");
+    }
+
+    #[test]
+    fn own_loops_are_paired_as_their_rows_are() {
+        let labels = [
+            "locked",
+            "locked/own-loop",
+            "ring",
+            "ring/own-loop",
+            "jvm-disruptor",
+            "jvm-disruptor/own-loop",
+            "naive",
+            "ring[in-run]",
+        ];
+        let named = vec![("ring".to_string(), "jvm-disruptor".to_string())];
+        let got = own_pairs(&labels, &named, Some("locked"));
+        let want: Vec<(String, String)> = [
+            ("ring/own-loop", "jvm-disruptor/own-loop"),
+            ("ring/own-loop", "locked/own-loop"),
+            ("jvm-disruptor/own-loop", "locked/own-loop"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        // naive has no own loop here, the twin none of its own: neither is paired.
+        assert_eq!(got, want);
     }
 
     #[test]
