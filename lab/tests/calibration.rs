@@ -188,7 +188,7 @@ fn every_real_peer_runs_beside_its_own_loop() {
     // method says so beside the batch the others take.
     let method = v["method"].to_string();
     assert!(
-        method.contains("recv_batch(max 1024); crossbeam, std-mpsc with recv() one at a time"),
+        method.contains("recv_batch(max 65536); crossbeam, std-mpsc with recv() one at a time"),
         "method: {method}"
     );
     let out = String::from_utf8_lossy(&o.stdout);

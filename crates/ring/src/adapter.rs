@@ -147,7 +147,11 @@ impl<W: WaitStrategy> Handoff for RingHandoff<W> {
     }
 }
 
-#[inline]
+// Always inlined, as the Disruptor API's `publish` is into its caller: the handle's match
+// over the two sequencers otherwise makes `send` too large to inline, and a call per message
+// (the message spilled to the stack and copied from there into the slot) is a cost that a
+// plain loop over the ring does not pay.
+#[inline(always)]
 fn send<T, W: WaitStrategy, S: Sequencer>(
     sh: &Shared<T, W, S>,
     c: &mut S::Claim,
@@ -183,7 +187,7 @@ fn try_send<T, W: WaitStrategy, S: Sequencer>(
 }
 
 impl<T: Send + 'static, W: WaitStrategy> handoff::Producer<T> for RingSender<T, W> {
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, msg: T) -> Result<(), SendError<T>> {
         match &mut self.0 {
             Tx::Single(sh, c) => send(sh, c, msg),

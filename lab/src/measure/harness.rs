@@ -1,8 +1,8 @@
 //! The measured loop, run inside a child process ("fork"): P named producer threads, one
 //! consumer thread, a start barrier, a self-check of every run, per-thread CPU time and
-//! context switches from `getrusage(RUSAGE_THREAD)`, perf counters per message over each
-//! measured run ([`crate::profile::counters`]), and end-to-end latency of sampled messages in an HDR
-//! histogram.
+//! context switches from `getrusage(RUSAGE_THREAD)`, perf counters per message over one
+//! counted run after the measured ones ([`crate::profile::counters`]; never on a timed run),
+//! and end-to-end latency of sampled messages in an HDR histogram.
 //!
 //! Generic over `H: Handoff` and the payload size `N`, and over `TRACE` (whether the run
 //! emits the lab's own publish/consume spans and counters); the by-name choice happens once
@@ -222,6 +222,12 @@ pub struct CellOutput {
     pub ab_sampled_ms: Vec<f64>,
     /// Unsampled runs of the pairs, ms.
     pub ab_unsampled_ms: Vec<f64>,
+    /// The fork's counted run, after its measured runs: the one run with perf counters on,
+    /// which is never timed for the score (counting costs a fast handoff a few percent
+    /// where threads outnumber cores: each enabled event is switched out and in with its
+    /// thread at every context switch).
+    #[serde(default)]
+    pub counted: Vec<RunResult>,
     /// Heap statistics (heap mode).
     pub heap: Option<HeapStats>,
     /// Trace file written (trace mode), relative to nothing: the path given.
@@ -406,36 +412,15 @@ fn spawn_producer<const N: usize, const TRACE: bool, P: Producer<Message<N>> + '
             barrier.wait();
             counters.enable();
             let start = Instant::now();
-            let mut failures = 0u64;
-            let mut countdown = 0u64;
-            for seq in 0..n {
-                let mut m = Message::<N>::new(i as u32, seq);
-                // Entered around the send of a stamped message in a traced run; always
-                // `None` otherwise, which the compiler folds away.
-                let mut span = None;
-                if sample_every > 0 {
-                    if countdown == 0 {
-                        countdown = sample_every;
-                        m.sampled = 1;
-                        m.sent_ns = handoff::now_ns();
-                        if TRACE {
-                            let flow = handoff::trace::flow_id(i as u32, seq);
-                            span = Some(tracing::trace_span!("publish", flow).entered());
-                        }
-                    }
-                    countdown -= 1;
-                }
-                // One call site of `send`, so that the compiler inlines the handoff's send
-                // into this loop as it would in a plain loop over the handoff (with a
-                // second site for traced sends it kept `send` out of line: a call per
-                // message that a plain loop does not pay).
-                let sent = tx.send(m);
-                drop(span);
-                if sent.is_err() {
-                    failures += 1;
-                    break;
-                }
-            }
+            // Untraced, the producer's loop is the own loops' (`plain::produce`): the same
+            // message, stamping and loop shape, so that the lab's row and its own loop
+            // differ only in the handoff's send. (A loop of the harness's own, identical in
+            // what it did per message, ran the ring about a tenth slower.)
+            let failures = if TRACE {
+                produce_traced::<N, P>(i, &mut tx, n, sample_every)
+            } else {
+                crate::measure::plain::produce::<N>(i, n, sample_every, |m| tx.send(m).is_ok())
+            };
             // Closing is the producer's last act of the run: counted.
             drop(tx);
             let name = format!("producer-{i}");
@@ -443,6 +428,37 @@ fn spawn_producer<const N: usize, const TRACE: bool, P: Producer<Message<N>> + '
             pinned.map(|()| (start, failures, thread_usage(&name), counted))
         })
         .map_err(|e| format!("spawning producer-{i}: {e}"))
+}
+
+/// A traced run's producer loop: as `plain::produce`, with a `publish` span around each
+/// stamped message's send. Returns its failed sends (it stops at the first).
+fn produce_traced<const N: usize, P: Producer<Message<N>>>(
+    i: usize,
+    tx: &mut P,
+    n: u64,
+    sample_every: u64,
+) -> u64 {
+    let mut countdown = 0u64;
+    for seq in 0..n {
+        let mut m = Message::<N>::new(i as u32, seq);
+        let mut span = None;
+        if sample_every > 0 {
+            if countdown == 0 {
+                countdown = sample_every;
+                m.sampled = 1;
+                m.sent_ns = handoff::now_ns();
+                let flow = handoff::trace::flow_id(i as u32, seq);
+                span = Some(tracing::trace_span!("publish", flow).entered());
+            }
+            countdown -= 1;
+        }
+        let sent = tx.send(m);
+        drop(span);
+        if sent.is_err() {
+            return 1;
+        }
+    }
+    0
 }
 
 /// Starts the consumer, which takes messages until every producer has closed, checking
@@ -466,28 +482,31 @@ fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + '
             barrier.wait();
             counters.enable();
             let start = Instant::now();
-            let mut observe = |m: Message<N>| {
-                checker.observe(&m);
-                if m.sampled != 0 {
-                    let lat = handoff::now_ns().saturating_sub(m.sent_ns).max(1);
-                    let _ = hist.record(lat);
-                    if TRACE {
-                        let flow = handoff::trace::flow_id(m.producer, m.seq);
-                        let _s = tracing::trace_span!("consume", flow).entered();
-                    }
-                }
-            };
-            // One loop shape for traced and untraced runs, so that both compile to the
-            // same consumer code but for `rate` (a no-op unless TRACE).
+            // Small enough to inline into the handoff's receive loop, as a plain loop's
+            // check is: the sampled message's record (one in `sample_every`) is out of line.
+            // The per-message work is small enough to inline into the handoff's receive
+            // loop, as a plain loop's check is: the sampled message's record (one in
+            // `sample_every`) is out of line, and the closure is made at each call rather
+            // than borrowed (borrowed, the ring ran about a tenth slower). One loop shape
+            // for traced and untraced runs, so that both compile to the same consumer code
+            // but for `rate` (a no-op unless TRACE).
             let mut rate = Rate::<TRACE>::new();
             if batch == 1 {
                 while let Some(m) = rx.recv() {
-                    observe(m);
+                    checker.observe(&m);
+                    if m.sampled != 0 {
+                        record_sample::<N, TRACE>(&mut hist, &m);
+                    }
                     rate.add(1);
                 }
             } else {
                 loop {
-                    let n = rx.recv_batch(batch, &mut observe);
+                    let n = rx.recv_batch(batch, |m: Message<N>| {
+                        checker.observe(&m);
+                        if m.sampled != 0 {
+                            record_sample::<N, TRACE>(&mut hist, &m);
+                        }
+                    });
                     if n == 0 {
                         break;
                     }
@@ -507,6 +526,20 @@ fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + '
             })
         })
         .map_err(|e| format!("spawning the consumer: {e}"))
+}
+
+/// Records a sampled message's latency (and, traced, its consume span). Out of line and
+/// cold: it runs once per `sample_every` messages, and inlined it would make the consumer's
+/// per-message closure too large for the handoff's receive loop to inline.
+#[cold]
+#[inline(never)]
+fn record_sample<const N: usize, const TRACE: bool>(hist: &mut Histogram<u64>, m: &Message<N>) {
+    let lat = handoff::now_ns().saturating_sub(m.sent_ns).max(1);
+    let _ = hist.record(lat);
+    if TRACE {
+        let flow = handoff::trace::flow_id(m.producer, m.seq);
+        let _s = tracing::trace_span!("consume", flow).entered();
+    }
 }
 
 /// A run's threads, started, and the baselines its CPU time and page faults are taken
@@ -651,9 +684,9 @@ fn run_cell<H: Handoff, const N: usize>(
             while more_runs(spec, &out.runs) {
                 let (n, every) = (spec.messages, spec.sample_every);
                 let (r, h) = if recording.is_some() {
-                    run_counted::<H, N, true>(handoff, spec, n, every, true)?
+                    run_once::<H, N, true>(handoff, spec, n, every)?
                 } else {
-                    run_counted::<H, N, false>(handoff, spec, n, every, true)?
+                    run_once::<H, N, false>(handoff, spec, n, every)?
                 };
                 if r.valid && spec.sample_every > 0 {
                     merged.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?;
@@ -670,6 +703,9 @@ fn run_cell<H: Handoff, const N: usize>(
             if spec.sample_every > 0 && !merged.is_empty() {
                 out.latency_ns = Some(Percentiles::of(&merged));
             }
+            let (n, every) = (spec.messages, spec.sample_every);
+            out.counted.push(run_counted::<H, N, false>(handoff, spec, n, every, true)?.0);
+            ctx.heartbeat();
             for _ in 0..spec.sampling_ab_pairs {
                 let n = spec.messages;
                 let (a, _) = run_once::<H, N, false>(handoff, spec, n, spec.sample_every.max(1))?;

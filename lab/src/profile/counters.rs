@@ -1,4 +1,4 @@
-//! perf counters per measured run, normalised per message as JMH's `perfnorm` reports
+//! perf counters per counted run (a run of its own, never a timed one), normalised per message as JMH's `perfnorm` reports
 //! them: the whole process (a per-thread sum, through `perf_counters`) and each of the
 //! run's threads by name (`producer-0` …, `consumer`).
 //!
@@ -34,7 +34,7 @@ pub const UNAVAILABLE_ENV: &str = "LAB_COUNTERS_UNAVAILABLE";
 /// Event name (perf's) → value; `None` where it could not be counted.
 pub type Values = BTreeMap<String, Option<f64>>;
 
-/// One measured run's counters, each value divided by the run's messages.
+/// One counted run's counters, each value divided by the run's messages.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct RunCounters {
     /// The whole process (every thread, summed).

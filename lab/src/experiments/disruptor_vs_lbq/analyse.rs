@@ -422,21 +422,25 @@ fn cpu_of(outs: &[&CellOutput], cores: usize) -> Option<Cpu> {
 }
 
 /// A row's `counters`, `counters_by_thread` and `counters_note`: per event, the median over
-/// forks of each fork's median over its valid measured runs (values already per message).
+/// forks of each fork's median over its valid counted runs (a Rust fork's one run after
+/// its measured runs; a JVM fork's measured runs), values already per message.
 fn counters_of(
     outs: &[&CellOutput],
     jvm: bool,
 ) -> (Option<Values>, Option<BTreeMap<String, Values>>, Option<String>) {
     let forks: Vec<Vec<&RunCounters>> = outs
         .iter()
-        .map(|o| o.runs.iter().filter(|r| r.valid).filter_map(|r| r.counters.as_ref()).collect())
+        .map(|o| {
+            let counted = if o.counted.is_empty() { &o.runs } else { &o.counted };
+            counted.iter().filter(|r| r.valid).filter_map(|r| r.counters.as_ref()).collect()
+        })
         .filter(|runs: &Vec<&RunCounters>| !runs.is_empty())
         .collect();
     if forks.is_empty() {
         let why = if jvm {
             "not counted: no valid measured run with counters on the java process"
         } else {
-            "not counted: no valid measured run"
+            "not counted: no valid counted run"
         };
         return (None, None, Some(why.to_string()));
     }
@@ -633,7 +637,7 @@ fn method_lines(a: &DvlArgs, r: &Results) -> Vec<String> {
             harness::WARMUP_MESSAGES
         ),
         placement_line(a.placement),
-        consumer_line(a.batch, cfg),
+        consumer_line(a.batch(), cfg),
         format!(
             "Heap pass: after the rounds, one untimed child per cell in the lab-heap binary (global allocator dhat::Alloc) runs {} messages under dhat::Profiler; the timed children use their row's allocator (--allocator; jemalloc by default).",
             cfg["heap_messages"]

@@ -122,10 +122,12 @@ pub struct DvlArgs {
     /// Stamp every K-th message of each producer for latency, K in messages (0: off).
     #[arg(long, value_parser = size, default_value = "1024")]
     pub sample_every: u64,
-    /// Most messages the consumer takes per recv_batch (1: recv one at a time); the channel
-    /// peers (crossbeam, std-mpsc) have no batch receive and always take one at a time.
-    #[arg(long, value_parser = size, default_value = "1024")]
-    pub batch: u64,
+    /// Most messages the consumer takes per recv_batch (1: recv one at a time) [default:
+    /// --ring-size: everything published, as the Disruptor's batch processor takes it]; the
+    /// channel peers (crossbeam, std-mpsc) have no batch receive and always take one at a
+    /// time.
+    #[arg(long, value_parser = size)]
+    pub batch: Option<u64>,
     /// Milliseconds: each timed fork keeps measuring past --runs until its measured runs
     /// add up to about this many ms (at most 100 runs): the ring's runs are short and
     /// noisy one by one.
@@ -190,6 +192,16 @@ pub enum JvmMessageArg {
     Inline,
     /// The payload in a byte[] of its own.
     ByteArray,
+}
+
+impl DvlArgs {
+    /// The consumer's batch bound: `--batch`, or the ring's size. A smaller bound than
+    /// what is published makes the consumer release slots (and wake producers waiting for
+    /// room) once per bound rather than once per run of published messages; with more
+    /// threads than cores that ran the ring at half its own loop's rate.
+    pub fn batch(&self) -> u64 {
+        self.batch.unwrap_or(self.ring_size)
+    }
 }
 
 impl JvmMessageArg {

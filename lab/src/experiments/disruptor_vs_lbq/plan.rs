@@ -119,7 +119,7 @@ fn settings<'a>(
     if a.capacity == Some(0) {
         return Err("--capacity must be at least 1 (got 0); omit it for unbounded".into());
     }
-    if a.batch == 0 {
+    if a.batch() == 0 {
         return Err("--batch must be at least 1 (got 0)".into());
     }
     let heap_messages = a.heap_messages.unwrap_or(a.messages.min(DEFAULT_HEAP_MESSAGES));
@@ -207,7 +207,7 @@ fn spec(
         prefetch: 256,
         payload: a.payload,
         sample_every: a.sample_every,
-        batch: consumer_batch(v, a.batch),
+        batch: consumer_batch(v, a.batch()),
         sampling_ab_pairs: pairs,
         heap_messages: s.heap_messages,
         trace_messages: s.trace_messages,
@@ -412,6 +412,7 @@ pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, Strin
         pairs,
         config: json!({"variants": chosen, "waits": s.waits, "heap_messages": s.heap_messages,
                        "trace_messages": s.trace_messages, "baseline": baseline_name,
+                       "batch": a.batch(),
                        "baseline_per_allocator": per_allocator,
                        "allocators": s.allocs,
                        "jvm_gcs": s.gcs.iter().map(|g| json!({"name": g.0, "flags": g.1}))
