@@ -412,14 +412,14 @@ fn spawn_producer<const N: usize, const TRACE: bool, P: Producer<Message<N>> + '
             barrier.wait();
             counters.enable();
             let start = Instant::now();
-            // Untraced, the producer's loop is the own loops' (`plain::produce`): the same
+            // Untraced, the producer's loop is the own loops' ([`produce`]): the same
             // message, stamping and loop shape, so that the lab's row and its own loop
             // differ only in the handoff's send. (A loop of the harness's own, identical in
             // what it did per message, ran the ring about a tenth slower.)
             let failures = if TRACE {
                 produce_traced::<N, P>(i, &mut tx, n, sample_every)
             } else {
-                crate::measure::plain::produce::<N>(i, n, sample_every, |m| tx.send(m).is_ok())
+                produce::<N>(i, n, sample_every, |m| tx.send(m).is_ok())
             };
             // Closing is the producer's last act of the run: counted.
             drop(tx);
@@ -430,7 +430,35 @@ fn spawn_producer<const N: usize, const TRACE: bool, P: Producer<Message<N>> + '
         .map_err(|e| format!("spawning producer-{i}: {e}"))
 }
 
-/// A traced run's producer loop: as `plain::produce`, with a `publish` span around each
+/// Producer `i`'s loop, the harness's untraced one and every own loop's (`plain`):
+/// `Message::new`, every `every`-th stamped.
+/// Returns its failed sends (it stops at the first).
+#[inline]
+pub(crate) fn produce<const N: usize>(
+    i: usize,
+    n: u64,
+    every: u64,
+    mut send: impl FnMut(Message<N>) -> bool,
+) -> u64 {
+    let mut countdown = 0u64;
+    for seq in 0..n {
+        let mut m = Message::<N>::new(i as u32, seq);
+        if every > 0 {
+            if countdown == 0 {
+                countdown = every;
+                m.sampled = 1;
+                m.sent_ns = handoff::now_ns();
+            }
+            countdown -= 1;
+        }
+        if !send(m) {
+            return 1;
+        }
+    }
+    0
+}
+
+/// A traced run's producer loop: as [`produce`], with a `publish` span around each
 /// stamped message's send. Returns its failed sends (it stops at the first).
 fn produce_traced<const N: usize, P: Producer<Message<N>>>(
     i: usize,

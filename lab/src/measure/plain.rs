@@ -7,7 +7,7 @@
 //! receive.
 
 use crate::machine::placement;
-use crate::measure::harness::RunResult;
+use crate::measure::harness::{self, RunResult};
 use handoff::{Checker, Message};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
@@ -55,33 +55,6 @@ pub(crate) fn pin(cpus: &Option<Vec<usize>>, thread: usize) -> Result<(), String
     cpus.as_ref().map_or(Ok(()), |c| placement::pin_current(c[thread]))
 }
 
-/// Producer `i`'s loop, as the harness's: `Message::new`, every `every`-th stamped.
-/// Returns its failed sends (it stops at the first).
-#[inline]
-pub(crate) fn produce<const N: usize>(
-    i: usize,
-    n: u64,
-    every: u64,
-    mut send: impl FnMut(Message<N>) -> bool,
-) -> u64 {
-    let mut countdown = 0u64;
-    for seq in 0..n {
-        let mut m = Message::<N>::new(i as u32, seq);
-        if every > 0 {
-            if countdown == 0 {
-                countdown = every;
-                m.sampled = 1;
-                m.sent_ns = handoff::now_ns();
-            }
-            countdown -= 1;
-        }
-        if !send(m) {
-            return 1;
-        }
-    }
-    0
-}
-
 pub(crate) type Joined<T> = thread::JoinHandle<Result<T, String>>;
 
 /// Starts the producers of a run: each pinned as the harness pins it, released by
@@ -108,7 +81,7 @@ where
                 let pinned = pin(&cpus, i + 1);
                 barrier.wait();
                 let start = Instant::now();
-                let failures = produce::<N>(i, n, every, |m| send(&mut tx, m));
+                let failures = harness::produce::<N>(i, n, every, |m| send(&mut tx, m));
                 drop(tx);
                 pinned.map(|()| (start, failures))
             })

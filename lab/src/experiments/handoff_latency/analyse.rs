@@ -43,6 +43,9 @@ pub struct LatDetail {
     pub hgrm: Option<String>,
     /// The row's V2 interval log (one interval per fork), relative to the run folder.
     pub hlog: Option<String>,
+    /// Every percentile against the row's baseline, paired by round (empty for a baseline
+    /// and for a row without forks to pair).
+    pub percentile_ratios: Vec<super::paired::PercentileRatio>,
 }
 
 /// A row's typed detail (the default for a row that has none).
@@ -225,6 +228,7 @@ fn fill_row(
         fork_highest,
         hgrm,
         hlog,
+        percentile_ratios: Vec::new(),
     });
     merged
 }
@@ -239,6 +243,17 @@ pub fn analyse(a: &HlArgs, run: &Finished<HandoffLatency>, out: &mut Results) {
     }
     out.results = rows;
     super::tables::tables(a, &clock, out);
+    let (by_row, table) = super::paired::pair_all(out, &merged);
+    for (row, rs) in out.results.iter_mut().zip(by_row) {
+        if !rs.is_empty() {
+            let mut d = detail(row);
+            d.percentile_ratios = rs;
+            row.set_detail(&d);
+        }
+    }
+    if !table.rows.is_empty() {
+        out.tables.push(table);
+    }
     out.tables.extend(crate::report::failure_table(out, &["row", "group"], |x| {
         vec![x.label.clone(), x.group.clone()]
     }));

@@ -31,6 +31,7 @@ mod cell;
 mod charts;
 mod clock;
 mod hdr;
+mod paired;
 mod plan;
 mod run;
 mod tables;
