@@ -87,6 +87,47 @@ pub fn pin_current(cpu: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// The calling thread pinned by [`pin_scoped`]; dropping it gives the thread back the CPUs
+/// it was allowed before.
+pub struct Pinned {
+    before: libc::cpu_set_t,
+}
+
+/// Pins the calling thread to `cpu` until the returned guard drops. For a run's thread
+/// that outlives the run (a child's main thread taking the consumer's part): left pinned,
+/// it would hand its one CPU to every thread it spawns later, and the next run's plan
+/// would see one CPU only (the next run's threads then shared it, unpinned).
+pub fn pin_scoped(cpu: usize) -> Result<Pinned, String> {
+    // SAFETY: `cpu_set_t` is plain data; all zeroes is the empty set.
+    let mut before: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `before` is a valid, writable `cpu_set_t` of the size passed; pid 0 is this
+    // thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut before) };
+    if rc != 0 {
+        return Err(format!("sched_getaffinity: {}", std::io::Error::last_os_error()));
+    }
+    pin_current(cpu)?;
+    Ok(Pinned { before })
+}
+
+impl std::fmt::Debug for Pinned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pinned").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: `before` is the valid set this thread had; pid 0 is this thread (the
+        // guard is not `Send`: `cpu_set_t` is plain data, but the guard is only made and
+        // dropped by the thread it pinned, in `pin_scoped`'s caller's scope).
+        let _ = unsafe {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.before)
+        };
+    }
+}
+
 /// How a row's runs were placed, for its table note: `one CPU each (0, 1)` or the
 /// kernel's.
 pub fn describe(cpus: Option<&[usize]>) -> String {
@@ -102,6 +143,22 @@ pub fn describe(cpus: Option<&[usize]>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scoped_pin_gives_the_thread_its_cpus_back() {
+        // In a thread of its own, so the test runner's threads keep their CPUs whatever
+        // happens here.
+        std::thread::spawn(|| {
+            let all = allowed_cpus().unwrap();
+            {
+                let _pinned = pin_scoped(all[0]).unwrap();
+                assert_eq!(allowed_cpus().unwrap(), vec![all[0]]);
+            }
+            assert_eq!(allowed_cpus().unwrap(), all, "restored when the guard dropped");
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn auto_pins_only_what_fits() {

@@ -296,7 +296,9 @@ impl WithHandoff for Rate {
                 .map_err(|e| format!("spawning a producer: {e}"))?;
             threads.push(t);
         }
-        pin(&cpus, 0);
+        // This thread (the child's main one) is the consumer: pinned for this run only, or
+        // the next run's producers would inherit its one CPU.
+        let _pinned = cpus.as_ref().and_then(|c| placement::pin_scoped(c[0]).ok());
         let s = now_ns() + 1_000_000;
         start.store(s, Ordering::Release);
         go.wait();
