@@ -223,9 +223,9 @@ pub struct CellOutput {
     /// Unsampled runs of the pairs, ms.
     pub ab_unsampled_ms: Vec<f64>,
     /// The fork's counted run, after its measured runs: the one run with perf counters on,
-    /// which is never timed for the score (counting costs a fast handoff a few percent
-    /// where threads outnumber cores: each enabled event is switched out and in with its
-    /// thread at every context switch).
+    /// which is never timed for the score (each enabled event is switched out and in with
+    /// its thread at every context switch, a cost a fast handoff shows where threads
+    /// outnumber cores: docs/harness.md).
     #[serde(default)]
     pub counted: Vec<RunResult>,
     /// Heap statistics (heap mode).
@@ -414,8 +414,8 @@ fn spawn_producer<const N: usize, const TRACE: bool, P: Producer<Message<N>> + '
             let start = Instant::now();
             // Untraced, the producer's loop is the own loops' ([`produce`]): the same
             // message, stamping and loop shape, so that the lab's row and its own loop
-            // differ only in the handoff's send. (A loop of the harness's own, identical in
-            // what it did per message, ran the ring about a tenth slower.)
+            // differ only in the handoff's send (a loop of the harness's own, doing the same
+            // per message, compiled differently and cost the ring: docs/harness.md).
             let failures = if TRACE {
                 produce_traced::<N, P>(i, &mut tx, n, sample_every)
             } else {
@@ -515,7 +515,7 @@ fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + '
             // The per-message work is small enough to inline into the handoff's receive
             // loop, as a plain loop's check is: the sampled message's record (one in
             // `sample_every`) is out of line, and the closure is made at each call rather
-            // than borrowed (borrowed, the ring ran about a tenth slower). One loop shape
+            // than borrowed (borrowed, it was not inlined: docs/harness.md). One loop shape
             // for traced and untraced runs, so that both compile to the same consumer code
             // but for `rate` (a no-op unless TRACE).
             let mut rate = Rate::<TRACE>::new();

@@ -197,8 +197,9 @@ pub enum JvmMessageArg {
 impl DvlArgs {
     /// The consumer's batch bound: `--batch`, or the ring's size. A smaller bound than
     /// what is published makes the consumer release slots (and wake producers waiting for
-    /// room) once per bound rather than once per run of published messages; with more
-    /// threads than cores that ran the ring at half its own loop's rate.
+    /// room) once per bound rather than once per run of published messages, as the
+    /// Disruptor's batch processor does; with more threads than cores those wake-ups set
+    /// the ring's pace (docs/harness.md).
     pub fn batch(&self) -> u64 {
         self.batch.unwrap_or(self.ring_size)
     }
