@@ -41,8 +41,21 @@ impl Placement {
     }
 }
 
-/// The CPUs this process may run on, in ascending order.
+/// The CPUs the calling thread may run on (its affinity: a thread left pinned sees only its
+/// one CPU, and so do the threads it spawns), in ascending order.
 pub fn allowed_cpus() -> Result<Vec<usize>, String> {
+    let set = affinity()?;
+    // SAFETY: `set` was filled by the kernel; CPU_ISSET reads it within its size.
+    let cpus: Vec<usize> =
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+    if cpus.is_empty() {
+        return Err("sched_getaffinity returned no CPU".to_string());
+    }
+    Ok(cpus)
+}
+
+/// The calling thread's CPU set.
+fn affinity() -> Result<libc::cpu_set_t, String> {
     // SAFETY: `cpu_set_t` is plain data; all zeroes is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid, writable `cpu_set_t` of the size passed; pid 0 is this
@@ -52,13 +65,7 @@ pub fn allowed_cpus() -> Result<Vec<usize>, String> {
     if rc != 0 {
         return Err(format!("sched_getaffinity: {}", std::io::Error::last_os_error()));
     }
-    // SAFETY: `set` was filled by the kernel; CPU_ISSET reads it within its size.
-    let cpus: Vec<usize> =
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
-    if cpus.is_empty() {
-        return Err("sched_getaffinity returned no CPU".to_string());
-    }
-    Ok(cpus)
+    Ok(set)
 }
 
 /// The CPU of each of `threads` threads (consumer first), or `None` for the kernel's
@@ -98,15 +105,7 @@ pub struct Pinned {
 /// it would hand its one CPU to every thread it spawns later, and the next run's plan
 /// would see one CPU only (the next run's threads then shared it, unpinned).
 pub fn pin_scoped(cpu: usize) -> Result<Pinned, String> {
-    // SAFETY: `cpu_set_t` is plain data; all zeroes is the empty set.
-    let mut before: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `before` is a valid, writable `cpu_set_t` of the size passed; pid 0 is this
-    // thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut before) };
-    if rc != 0 {
-        return Err(format!("sched_getaffinity: {}", std::io::Error::last_os_error()));
-    }
+    let before = affinity()?;
     pin_current(cpu)?;
     Ok(Pinned { before })
 }

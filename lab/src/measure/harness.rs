@@ -458,7 +458,7 @@ pub(crate) fn produce<const N: usize>(
     0
 }
 
-/// A traced run's producer loop: as [`produce`], with a `publish` span around each
+/// A traced run's producer loop: [`produce`], with a `publish` span entered around each
 /// stamped message's send. Returns its failed sends (it stops at the first).
 fn produce_traced<const N: usize, P: Producer<Message<N>>>(
     i: usize,
@@ -466,27 +466,15 @@ fn produce_traced<const N: usize, P: Producer<Message<N>>>(
     n: u64,
     sample_every: u64,
 ) -> u64 {
-    let mut countdown = 0u64;
-    for seq in 0..n {
-        let mut m = Message::<N>::new(i as u32, seq);
-        let mut span = None;
-        if sample_every > 0 {
-            if countdown == 0 {
-                countdown = sample_every;
-                m.sampled = 1;
-                m.sent_ns = handoff::now_ns();
-                let flow = handoff::trace::flow_id(i as u32, seq);
-                span = Some(tracing::trace_span!("publish", flow).entered());
-            }
-            countdown -= 1;
-        }
-        let sent = tx.send(m);
+    produce::<N>(i, n, sample_every, |m| {
+        let span = (m.sampled != 0).then(|| {
+            let flow = handoff::trace::flow_id(m.producer, m.seq);
+            tracing::trace_span!("publish", flow).entered()
+        });
+        let sent = tx.send(m).is_ok();
         drop(span);
-        if sent.is_err() {
-            return 1;
-        }
-    }
-    0
+        sent
+    })
 }
 
 /// Starts the consumer, which takes messages until every producer has closed, checking
@@ -510,8 +498,6 @@ fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + '
             barrier.wait();
             counters.enable();
             let start = Instant::now();
-            // Small enough to inline into the handoff's receive loop, as a plain loop's
-            // check is: the sampled message's record (one in `sample_every`) is out of line.
             // The per-message work is small enough to inline into the handoff's receive
             // loop, as a plain loop's check is: the sampled message's record (one in
             // `sample_every`) is out of line, and the closure is made at each call rather
@@ -521,19 +507,13 @@ fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + '
             let mut rate = Rate::<TRACE>::new();
             if batch == 1 {
                 while let Some(m) = rx.recv() {
-                    checker.observe(&m);
-                    if m.sampled != 0 {
-                        record_sample::<N, TRACE>(&mut hist, &m);
-                    }
+                    take::<N, TRACE>(&mut checker, &mut hist, &m);
                     rate.add(1);
                 }
             } else {
                 loop {
                     let n = rx.recv_batch(batch, |m: Message<N>| {
-                        checker.observe(&m);
-                        if m.sampled != 0 {
-                            record_sample::<N, TRACE>(&mut hist, &m);
-                        }
+                        take::<N, TRACE>(&mut checker, &mut hist, &m)
                     });
                     if n == 0 {
                         break;
@@ -554,6 +534,19 @@ fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + '
             })
         })
         .map_err(|e| format!("spawning the consumer: {e}"))
+}
+
+/// The consumer's work per message: the check, and the record of a sampled one.
+#[inline(always)]
+fn take<const N: usize, const TRACE: bool>(
+    checker: &mut Checker,
+    hist: &mut Histogram<u64>,
+    m: &Message<N>,
+) {
+    checker.observe(m);
+    if m.sampled != 0 {
+        record_sample::<N, TRACE>(hist, m);
+    }
 }
 
 /// Records a sampled message's latency (and, traced, its consume span). Out of line and
