@@ -137,7 +137,9 @@ fn disruptor_own<M: Msg + Default + Copy + Sync, S: Sink<M> + Send + 'static>(
     n: u64,
     pinned: bool,
 ) -> f64 {
-    use disruptor::{build_multi_producer, build_single_producer, BusySpin, Producer};
+    use disruptor::{build_multi_producer, build_single_producer, Producer};
+    // The lab's calibration waits so (`measure::calibration`).
+    use disruptor::BusySpinWithSpinLoopHint as BusySpin;
     let cpus = if pinned { placement::plan(Placement::Auto, p + 1).unwrap() } else { None };
     let per = n / p as u64;
     let total = per * p as u64;
@@ -281,6 +283,10 @@ fn main() {
             "own Msg check",
             Box::new(move || disruptor_own::<Message<16>, Check>(p, n, false)),
         ));
+        cases.push((
+            "own Msg check pin",
+            Box::new(move || disruptor_own::<Message<16>, Check>(p, n, true)),
+        ));
         let h = DisruptorRsHandoff::new(Some(CAP));
         let h2 = h.clone();
         cases.push(("adapter plain", Box::new(move || adapter_plain(&h2, p, n))));
@@ -288,7 +294,9 @@ fn main() {
             ("lab kernel b1024 s0", kernel, 1024, 0),
             ("lab auto b1024 s0", auto, 1024, 0),
             ("lab auto b1024 s1024", auto, 1024, 1024),
-            ("lab auto b1 s1024", auto, 1, 1024),
+            ("lab auto b64Ki s0", auto, CAP, 0),
+            ("lab auto b64Ki s1024", auto, CAP, 1024),
+            ("lab kernel b64Ki s1024", kernel, CAP, 1024),
         ] {
             let (h, s) = (h.clone(), spec("disruptor-rs", p, pl, b, smp));
             cases.push((name, Box::new(move || lab(&h, &s, n))));

@@ -179,7 +179,8 @@ fn assemble<E: Experiment>(
         notes.push(format!(
             "{} rounds were run past the {} planned, to make up for rounds in which a fork ran \
              in another phase of the machine (its cross-core round trip more than {}× from \
-             the usual one; such rounds are set apart from the ratios).",
+             the usual one; such rounds are set apart from the ratios). Each ran only the \
+             rows of the ratios still short of rounds.",
             run.rounds.made_up,
             run.rounds.planned,
             crate::stats::pairing::PHASE_FACTOR

@@ -440,10 +440,12 @@ pub struct ReasonCell {
 pub struct RoundsDone {
     /// Planned.
     pub planned: usize,
-    /// Finished (every cell ran once), the made-up rounds included.
+    /// Finished (every cell ran once in a planned round; a made-up round runs only the
+    /// rows still short of rounds), the made-up rounds included.
     pub finished: usize,
     /// Rounds run past `planned` to make up for rounds that another phase of the machine
-    /// took ([`crate::stats::pairing::short_of_usual_rounds`]); absent in results written before them.
+    /// took ([`crate::stats::pairing::short_pairs`]): only the rows of the ratios still short
+    /// of rounds run in them. Absent in results written before them.
     #[serde(default)]
     pub made_up: usize,
 }

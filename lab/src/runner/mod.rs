@@ -215,7 +215,7 @@ fn summary(f: &Fork, unit: &str) -> String {
 
 /// The order of round `round`: the groups rotated by one each round, and the cells of each
 /// group rotated within it, so a group's cells (the rows its ratios pair) always run side
-/// by side, each first in turn.
+/// by side, each first in turn. `timed`: the cells this round runs.
 fn round_order<E: Experiment>(
     cells: &[CellRecord<E>],
     timed: &[usize],
@@ -237,6 +237,29 @@ fn round_order<E: Experiment>(
             (0..m).map(move |j| members[(j + round) % m])
         })
         .collect()
+}
+
+/// The timed cells (indices into `cells`) of the ratios whose usable rounds are still short
+/// of `rounds` ([`crate::stats::pairing::short_pairs`]): those a made-up round runs.
+fn still_short<E: Experiment>(
+    cells: &[CellRecord<E>],
+    timed: &[usize],
+    plan: &Plan<E::Cell>,
+    rounds: usize,
+) -> Vec<usize> {
+    let forks: Vec<Vec<Fork>> =
+        timed.iter().map(|&i| cells[i].forks.iter().map(|r| r.fork.clone()).collect()).collect();
+    let rows: Vec<crate::stats::pairing::RowForks<'_>> = timed
+        .iter()
+        .zip(&forks)
+        .map(|(&i, f)| (cells[i].plan.group.as_str(), cells[i].plan.label.as_str(), f.as_slice()))
+        .collect();
+    let short =
+        crate::stats::pairing::short_pairs(&rows, plan.baseline.as_deref(), &plan.pairs, rounds);
+    let mut members: Vec<usize> = short.iter().flat_map(|&(a, b)| [timed[a], timed[b]]).collect();
+    members.sort_unstable();
+    members.dedup();
+    members
 }
 
 /// Runs the plan: rounds of forks, then the passes.
@@ -272,36 +295,30 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
     let mut finished = 0;
     let mut interrupted = false;
     let mut given_up: Vec<usize> = Vec::new();
-    // Rounds another phase of the machine took are made up, up to half as many again, when
-    // the planned rounds are enough for an interval at all.
+    // Rounds another phase of the machine took are made up, up to as many again, when the
+    // planned rounds are enough for an interval at all. A made-up round runs only the rows
+    // of the ratios still short of usable rounds: another whole round would spend most of
+    // its forks on pairs that have enough.
     let make_up = if E::MAKE_UP_ROUNDS
         && rounds >= crate::stats::repeat_samples_min(crate::stats::pairing::RESULT_COVERAGE)
     {
-        rounds / 2
+        rounds
     } else {
         0
     };
-    let short = |cells: &[CellRecord<E>]| {
-        let forks: Vec<Vec<Fork>> = timed
-            .iter()
-            .map(|&i| cells[i].forks.iter().map(|r| r.fork.clone()).collect())
-            .collect();
-        let rows: Vec<(&str, &[Fork])> = timed
-            .iter()
-            .zip(&forks)
-            .map(|(&i, f)| (cells[i].plan.group.as_str(), f.as_slice()))
-            .collect();
-        crate::stats::pairing::short_of_usual_rounds(&rows, rounds)
-    };
     'rounds: for round in 0..rounds + make_up {
-        if round >= rounds {
-            if !short(&cells) {
+        let members = if round >= rounds {
+            let members = still_short(&cells, &timed, plan, rounds);
+            if members.is_empty() {
                 break;
             }
-            progress.grow(timed.len() as u64);
-        }
+            progress.grow(members.len() as u64);
+            members
+        } else {
+            timed.clone()
+        };
         let round_started = Instant::now();
-        let order = round_order(&cells, &timed, round);
+        let order = round_order(&cells, &members, round);
         let forks = order.len();
         for (slot, ci) in order.into_iter().enumerate() {
             let c = &cells[ci].plan;

@@ -77,25 +77,80 @@ pub fn choose_usual(
     best.map(|(u, _)| u)
 }
 
-/// Whether some group of `rows` has fewer than `target` rounds in which every row had an
-/// OK fork and all of them ran in the machine's usual phase ([`in_phase`], the usual round
-/// trip chosen over the group's forks): the rounds its ratios can use.
-pub fn short_of_usual_rounds(rows: &[(&str, &[Fork])], target: usize) -> bool {
-    let groups: std::collections::BTreeSet<&str> = rows.iter().map(|(g, _)| *g).collect();
-    groups.iter().any(|g| {
-        let members: Vec<&[Fork]> = rows.iter().filter(|(h, _)| h == g).map(|(_, f)| *f).collect();
-        let rounds: std::collections::BTreeSet<usize> =
-            members.iter().flat_map(|f| f.iter().map(|x| x.round)).collect();
-        let clean = |usual: Option<f64>| {
-            let usable =
-                |f: &Fork| f.status == Status::Ok && f.score.is_some() && in_phase(f, usual);
-            rounds
-                .iter()
-                .filter(|&&r| members.iter().all(|f| f.iter().any(|x| x.round == r && usable(x))))
-                .count()
-        };
-        let candidates = usual_round_trips(members.iter().flat_map(|f| f.iter()));
-        clean(choose_usual(&candidates, target, |u| clean(Some(u)))) < target
+/// One row of a run as the make-up of rounds sees it: its group, label and forks.
+pub type RowForks<'a> = (&'a str, &'a str, &'a [Fork]);
+
+/// The ratios the results will carry whose rounds fall short of `target` usable rounds
+/// ([`usable_rounds`]): every row of a group against the group's `baseline`, and each of
+/// `pairs` (row label, baseline label) within every group that has both; as indices into
+/// `rows`, (row, baseline).
+pub fn short_pairs(
+    rows: &[RowForks<'_>],
+    baseline: Option<&str>,
+    pairs: &[(String, String)],
+    target: usize,
+) -> Vec<(usize, usize)> {
+    let find = |group: &str, label: &str| rows.iter().position(|r| r.0 == group && r.1 == label);
+    let mut wanted: Vec<(usize, usize)> = Vec::new();
+    for (b, base) in rows.iter().enumerate() {
+        if Some(base.1) == baseline {
+            wanted
+                .extend((0..rows.len()).filter(|&i| i != b && rows[i].0 == base.0).map(|i| (i, b)));
+        }
+    }
+    let groups: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.0).collect();
+    for g in groups {
+        for (row, base) in pairs {
+            if let (Some(i), Some(b)) = (find(g, row), find(g, base)) {
+                if !wanted.contains(&(i, b)) {
+                    wanted.push((i, b));
+                }
+            }
+        }
+    }
+    wanted.retain(|&(i, b)| usable_rounds(rows[i].2, rows[b].2) < target);
+    wanted
+}
+
+/// The rounds a ratio of `row` over `base` can use, as [`paired_ratios`] counts them: both
+/// had an OK fork with a score, and both forks ran in the pair's usual phase.
+pub fn usable_rounds(row: &[Fork], base: &[Fork]) -> usize {
+    let usual = pair_usual(row, base);
+    paired_scores(row, base, usual).iter().filter(|p| p.2).count()
+}
+
+/// Per round that both `row` and `base` had an OK fork with a positive score: the two
+/// scores and whether both forks ran in the phase of `usual` ([`in_phase`]).
+fn paired_scores(row: &[Fork], base: &[Fork], usual: Option<f64>) -> Vec<(f64, f64, bool)> {
+    let by_round = |forks: &[Fork]| -> BTreeMap<usize, (f64, bool)> {
+        forks
+            .iter()
+            .filter(|f| f.status == Status::Ok)
+            .filter_map(|f| {
+                f.score.filter(|s| *s > 0.0).map(|s| (f.round, (s, in_phase(f, usual))))
+            })
+            .collect()
+    };
+    let (a, b) = (by_round(row), by_round(base));
+    a.iter()
+        .filter_map(|(round, &(x, x_usual))| {
+            b.get(round).map(|&(y, y_usual)| (x, y, x_usual && y_usual))
+        })
+        .collect()
+}
+
+/// The usual cross-core round trip of a pair of rows ([`usual_round_trips`],
+/// [`choose_usual`]); `None` when they share too few rounds for an interval, where a few
+/// forks' probes are too few to say what the usual round trip is, and every fork counts.
+fn pair_usual(row: &[Fork], base: &[Fork]) -> Option<f64> {
+    let enough = super::repeat_samples_min(RESULT_COVERAGE);
+    let paired = row.iter().filter(|f| base.iter().any(|g| g.round == f.round)).count();
+    if paired < enough {
+        return None;
+    }
+    let candidates = usual_round_trips(row.iter().chain(base));
+    choose_usual(&candidates, enough, |u| {
+        paired_scores(row, base, Some(u)).iter().filter(|p| p.2).count()
     })
 }
 
@@ -149,36 +204,12 @@ pub fn change_pct_by_round(values: &BTreeMap<usize, f64>, base: &BTreeMap<usize,
 }
 
 fn ratio(row: &Row, base: &Row) -> Ratio {
-    // Phases are told apart only where the rounds could give an interval at all: a few
-    // forks' probes are too few to say what the usual round trip is.
-    let enough = super::repeat_samples_min(RESULT_COVERAGE);
-    let paired = row.forks.iter().filter(|f| base.forks.iter().any(|g| g.round == f.round));
-    let candidates = if paired.count() >= enough {
-        usual_round_trips(row.forks.iter().chain(&base.forks))
-    } else {
-        Vec::new()
-    };
-    let split = |usual: Option<f64>| -> (Vec<f64>, Vec<f64>) {
-        let by_round = |r: &Row| -> BTreeMap<usize, (f64, bool)> {
-            r.forks
-                .iter()
-                .filter(|f| f.status == Status::Ok)
-                .filter_map(|f| {
-                    f.score.filter(|s| *s > 0.0).map(|s| (f.round, (s, in_phase(f, usual))))
-                })
-                .collect()
-        };
-        let (a, b) = (by_round(row), by_round(base));
-        let (mut per_round, mut off) = (Vec::new(), Vec::new());
-        for (round, &(x, x_usual)) in &a {
-            let Some(&(y, y_usual)) = b.get(round) else { continue };
-            let factor = if row.higher_is_better { x / y } else { y / x };
-            if x_usual && y_usual { &mut per_round } else { &mut off }.push(factor);
-        }
-        (per_round, off)
-    };
-    let usual = choose_usual(&candidates, enough, |u| split(Some(u)).0.len());
-    let (per_round, off) = split(usual);
+    let usual = pair_usual(&row.forks, &base.forks);
+    let (mut per_round, mut off) = (Vec::new(), Vec::new());
+    for (x, y, usual) in paired_scores(&row.forks, &base.forks, usual) {
+        let factor = if row.higher_is_better { x / y } else { y / x };
+        if usual { &mut per_round } else { &mut off }.push(factor);
+    }
     let median = super::median(&per_round);
     let ci = super::repeat_interval_at(&per_round, RESULT_COVERAGE);
     let half = match (median, ci) {
@@ -343,32 +374,43 @@ mod tests {
         }
         let r = &paired_ratios(&[a.clone(), b.clone()], "locked")[0];
         assert_eq!((r.rounds, r.off_phase_rounds), (15, 2));
-        let rows = [("P=1", a.forks.clone()), ("P=1", b.forks.clone())];
-        let rows: Vec<(&str, &[Fork])> = rows.iter().map(|(g, f)| (*g, f.as_slice())).collect();
-        assert!(!short_of_usual_rounds(&rows, 15) && short_of_usual_rounds(&rows, 16));
+        let rows: [RowForks<'_>; 2] = [("P=1", "locked", &a.forks), ("P=1", "ring", &b.forks)];
+        assert!(short_pairs(&rows, Some("locked"), &[], 15).is_empty());
+        assert_eq!(short_pairs(&rows, Some("locked"), &[], 16), [(1, 0)]);
     }
 
     #[test]
-    fn a_group_is_short_of_usual_rounds_when_its_pairs_mix_phases() {
+    fn a_pair_is_short_of_usual_rounds_when_its_forks_mix_phases() {
         let mut a = row("locked", &[100.0; 14]);
         let mut b = row("ring", &[25.0; 14]);
-        for f in a.forks.iter_mut().chain(b.forks.iter_mut()) {
+        let mut own = row("ring/own-loop", &[20.0; 14]);
+        for f in a.forks.iter_mut().chain(b.forks.iter_mut()).chain(own.forks.iter_mut()) {
             f.disturbance.cpu_ping_pong_ns = Some(50.0);
         }
-        let rows = |a: &Row, b: &Row| {
-            vec![("P=1", a.forks.clone()), ("P=1", b.forks.clone()), ("P=2", b.forks.clone())]
+        let pairs = [("ring".to_string(), "ring/own-loop".to_string())];
+        let check = |a: &Row, b: &Row, own: &Row, target| {
+            let rows: [RowForks<'_>; 4] = [
+                ("P=1", "locked", &a.forks),
+                ("P=1", "ring", &b.forks),
+                ("P=1", "ring/own-loop", &own.forks),
+                ("P=2", "ring", &b.forks),
+            ];
+            short_pairs(&rows, Some("locked"), &pairs, target)
         };
-        let check = |r: &[(&'static str, Vec<Fork>)], target| {
-            let r: Vec<(&str, &[Fork])> = r.iter().map(|(g, f)| (*g, f.as_slice())).collect();
-            short_of_usual_rounds(&r, target)
-        };
-        assert!(!check(&rows(&a, &b), 14));
-        // One fork after which the round trip was slow: 13 usable rounds in P=1.
+        // Every ratio the results carry: each row of P=1 against its baseline, and the
+        // ring against its own loop; P=2 has no baseline and no own loop.
+        assert_eq!(check(&a, &b, &own, 15), [(1, 0), (2, 0), (1, 2)]);
+        assert!(check(&a, &b, &own, 14).is_empty());
+        // One fork after which the round trip was slow: 13 usable rounds in the ring's
+        // pairs, 14 still in the own loop's against the baseline.
         b.forks[2].disturbance.cpu_ping_pong_after_ns = Some(400.0);
-        assert!(check(&rows(&a, &b), 14) && !check(&rows(&a, &b), 13));
+        assert_eq!(check(&a, &b, &own, 14), [(1, 0), (1, 2)]);
+        assert!(check(&a, &b, &own, 13).is_empty());
         // A failed fork leaves its round unusable too.
         a.forks[6].status = Status::Crashed;
-        assert!(check(&rows(&a, &b), 13) && !check(&rows(&a, &b), 12));
+        assert_eq!(check(&a, &b, &own, 13), [(1, 0)]);
+        assert_eq!(check(&a, &b, &own, 14), [(1, 0), (2, 0), (1, 2)]);
+        assert!(check(&a, &b, &own, 12).is_empty());
     }
 
     #[test]
