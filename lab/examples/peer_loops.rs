@@ -9,8 +9,12 @@
 use handoff::{Checker, Message};
 use lab::machine::placement::{self, Placement};
 use lab::measure::harness::{run_counted, CellSpec};
-use lab::measure::peers::{CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff};
+use lab::measure::peers::{
+    ChanRecvTimeoutError, ChanTryRecvError, ChanTrySendError, Channel, ChannelHandoff,
+    CrossbeamHandoff, DisruptorRsHandoff, StdMpscHandoff,
+};
 use std::sync::{Arc, Barrier};
+use std::time::Duration;
 use std::time::Instant;
 
 const CAP: usize = 64 * 1024;
@@ -261,6 +265,55 @@ fn lab<H: handoff::Handoff>(h: &H, s: &CellSpec, n: u64) -> f64 {
     n as f64 / r.ms / 1e3
 }
 
+/// `std::sync::mpsc::sync_channel` behind the lab's channel adapter with one of its two
+/// differences from the crate's own loop switched off: `COUNTED` false claims a length
+/// (so the adapter keeps no per-message counters; depth then reads 0), `BLOCKING` true
+/// makes the adapter's wait on an empty channel the crate's own `recv` (no timeout).
+struct StdAs<const COUNTED: bool, const BLOCKING: bool>;
+
+impl<const COUNTED: bool, const BLOCKING: bool> Channel for StdAs<COUNTED, BLOCKING> {
+    const NAME: &'static str = "std-mpsc";
+    const HAS_LEN: bool = !COUNTED;
+    type Tx<T: Send + 'static> = std::sync::mpsc::SyncSender<T>;
+    type Rx<T: Send + 'static> = std::sync::mpsc::Receiver<T>;
+    fn bounded<T: Send + 'static>(cap: usize) -> (Self::Tx<T>, Self::Rx<T>) {
+        std::sync::mpsc::sync_channel(cap)
+    }
+    fn send<T: Send + 'static>(tx: &Self::Tx<T>, m: T) -> Result<(), T> {
+        tx.send(m).map_err(|e| e.0)
+    }
+    fn try_send<T: Send + 'static>(tx: &Self::Tx<T>, m: T) -> Result<(), ChanTrySendError<T>> {
+        tx.try_send(m).map_err(|e| match e {
+            std::sync::mpsc::TrySendError::Full(m) => ChanTrySendError::Full(m),
+            std::sync::mpsc::TrySendError::Disconnected(m) => ChanTrySendError::Gone(m),
+        })
+    }
+    fn recv_timeout<T: Send + 'static>(
+        rx: &Self::Rx<T>,
+        timeout: Duration,
+    ) -> Result<T, ChanRecvTimeoutError> {
+        if BLOCKING {
+            return rx.recv().map_err(|_| ChanRecvTimeoutError::Gone);
+        }
+        rx.recv_timeout(timeout).map_err(|e| match e {
+            std::sync::mpsc::RecvTimeoutError::Timeout => ChanRecvTimeoutError::Timeout,
+            std::sync::mpsc::RecvTimeoutError::Disconnected => ChanRecvTimeoutError::Gone,
+        })
+    }
+    fn try_recv<T: Send + 'static>(rx: &Self::Rx<T>) -> Result<T, ChanTryRecvError> {
+        rx.try_recv().map_err(|e| match e {
+            std::sync::mpsc::TryRecvError::Empty => ChanTryRecvError::Empty,
+            std::sync::mpsc::TryRecvError::Disconnected => ChanTryRecvError::Gone,
+        })
+    }
+    fn tx_len<T: Send + 'static>(_: &Self::Tx<T>) -> usize {
+        0
+    }
+    fn rx_len<T: Send + 'static>(_: &Self::Rx<T>) -> usize {
+        0
+    }
+}
+
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let peer = a.get(1).map(String::as_str).unwrap_or("crossbeam").to_string();
@@ -318,6 +371,7 @@ fn main() {
             ("lab kernel b1024 s0", kernel, 1024, 0),
             ("lab kernel b1 s0", kernel, 1, 0),
             ("lab auto b1024 s1024", auto, 1024, 1024),
+            ("lab auto b1 s1024", auto, 1, 1024),
         ] {
             let s = spec(&peer, p, pl, b, smp);
             if std_ {
@@ -327,6 +381,14 @@ fn main() {
                 let h = CrossbeamHandoff::new(Some(CAP));
                 cases.push((name, Box::new(move || lab(&h, &s, n))));
             }
+        }
+        if std_ {
+            let s = spec(&peer, p, auto, 1, 1024);
+            let s2 = s.clone();
+            let h = ChannelHandoff::<StdAs<false, false>>::new(Some(CAP));
+            cases.push(("lab auto b1 uncounted", Box::new(move || lab(&h, &s, n))));
+            let h = ChannelHandoff::<StdAs<true, true>>::new(Some(CAP));
+            cases.push(("lab auto b1 blocking recv", Box::new(move || lab(&h, &s2, n))));
         }
     }
     // An optional fifth argument keeps only the cases it lists (comma-separated indices),

@@ -320,6 +320,23 @@ const OTHERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("trace-overhead", &["--messages", "20000"]),
+    (
+        "handoff-latency",
+        &[
+            "--workloads",
+            "ping-pong,fixed-rate",
+            "--variants",
+            "locked,ring",
+            "--wait",
+            "busy-spin",
+            "--round-trips",
+            "2000",
+            "--rates",
+            "100K",
+            "--duration-ms",
+            "20",
+        ],
+    ),
 ];
 
 /// A chart's drawn items of `kind` (`points`, `intervals`, `references`) as text, sorted, and
@@ -429,7 +446,7 @@ fn every_experiments_report_shows_its_main_chart_after_the_headline() {
             "{exp}: not a real screenshot"
         );
     }
-    eprintln!("browser_e2e: six reports checked in {:.1} s", start.elapsed().as_secs_f64());
+    eprintln!("browser_e2e: seven reports checked in {:.1} s", start.elapsed().as_secs_f64());
 }
 
 #[test]

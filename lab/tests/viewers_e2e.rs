@@ -7,7 +7,8 @@
 //! each heap file through valgrind's dh_view (`tools/viewers/check-dhat.mjs`); the heap rows
 //! must show the seed's preallocation argument (the ring ≈ 0 allocations per message, the
 //! locked queue ≈ 1). Without node or the viewers these tests FAIL, naming the setup script;
-//! they never skip.
+//! they never skip. `handoff-latency`'s trace of its slowest messages goes through the
+//! same trace processor.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -175,6 +176,53 @@ fn traces_and_heap_profiles_open_in_the_real_viewers() {
             ),
         }
     }
+}
+
+#[test]
+fn the_slowest_messages_journeys_open_in_perfettos_trace_processor() {
+    require_setup();
+    let dir = out_dir("handoff-latency");
+    let args = [
+        "--workloads",
+        "fixed-rate",
+        "--variants",
+        "ring",
+        "--wait",
+        "busy-spin",
+        "--rates",
+        "100K",
+        "--duration-ms",
+        "50",
+        "--out",
+        dir.to_str().expect("utf-8 path"),
+    ];
+    let o = lab(&common::tiny("handoff-latency", "2", &args));
+    assert!(o.status.success(), "{}", text(&o));
+    let r: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).expect("results.json written"),
+    )
+    .expect("results.json parses");
+    let row = r["results"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|x| x["workload"] == "fixed-rate" && x["variant"] == "ring")
+        .expect("the ring's fixed-rate row");
+    let file = dir.join(row["slowest_trace"].as_str().expect("a slowest-messages trace"));
+    let mut args = vec![file.display().to_string()];
+    for (flag, name) in [
+        ("--expect-thread", "consumer"),
+        ("--expect-thread", "producer-0"),
+        ("--expect-slice", "waiting to be sent"),
+        ("--expect-slice", "in the channel"),
+        // Eight messages a run, two rounds.
+        ("--min-flows", "16"),
+    ] {
+        args.push(flag.to_string());
+        args.push(name.to_string());
+    }
+    let c = node("check-trace.mjs", &args);
+    assert!(c.ok, "{}", c.summary);
 }
 
 /// One HTTP/1.1 exchange over a fresh connection: (status, headers, body).

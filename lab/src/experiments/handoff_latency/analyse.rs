@@ -46,6 +46,9 @@ pub struct LatDetail {
     /// Every percentile against the row's baseline, paired by round (empty for a baseline
     /// and for a row without forks to pair).
     pub percentile_ratios: Vec<super::paired::PercentileRatio>,
+    /// Fixed-rate and pipeline rows: the Chrome trace of each measured run's slowest
+    /// messages (`journeys`), relative to the run folder.
+    pub slowest_trace: Option<String>,
 }
 
 /// A row's typed detail (the default for a row that has none).
@@ -98,6 +101,7 @@ fn sum_rates(outs: &[&LatOutcome]) -> (Option<RateFacts>, usize, usize) {
         sum.sent += r.sent;
         sum.late += r.late;
         sum.unsent += r.unsent;
+        sum.depths.merge(&r.depths);
         if sum.not_sustained.is_none() {
             sum.not_sustained.clone_from(&r.not_sustained);
         }
@@ -214,6 +218,7 @@ fn fill_row(
         Some(m) => write_files(dir, &rec.plan.file_stem, &rec.plan.label, m, out),
         None => (None, None),
     };
+    let slowest_trace = write_journeys(dir, rec, out);
     let workload = rec.plan.key.get("workload").and_then(|v| v.as_str()).unwrap_or("").to_string();
     row.set_detail(&LatDetail {
         workload,
@@ -229,8 +234,55 @@ fn fill_row(
         hgrm,
         hlog,
         percentile_ratios: Vec::new(),
+        slowest_trace,
     });
     merged
+}
+
+/// Writes the row's slowest messages' journeys (every measured, valid run of its OK forks)
+/// as a Chrome trace; its name, `None` when no run kept any.
+fn write_journeys(
+    dir: &Path,
+    rec: &CellRecord<HandoffLatency>,
+    out: &mut Results,
+) -> Option<String> {
+    let mut runs = Vec::new();
+    for f in rec.forks.iter().filter(|f| f.fork.status == crate::results::Status::Ok) {
+        let Some(o) = &f.outcome else { continue };
+        let measured = o.runs.iter().filter(|r| !r.warmup && r.valid);
+        for (k, r) in measured.enumerate() {
+            if let Some(rate) = r.rate.as_ref().filter(|x| !x.slowest.is_empty()) {
+                runs.push((
+                    format!("round {} run {}", f.fork.round + 1, k + 1),
+                    rate.slowest.clone(),
+                ));
+            }
+        }
+    }
+    if runs.is_empty() {
+        return None;
+    }
+    let label = &rec.plan.label;
+    let file = format!("{}.slowest.trace.json", rec.plan.file_stem);
+    let text = super::journeys::trace(label, &runs).to_string();
+    match crate::report::write_atomic(dir, &file, text.as_bytes()) {
+        Ok(()) => {
+            out.files.push(FileLink {
+                file: file.clone(),
+                what: format!(
+                    "{label} ({}): the {} slowest messages of each measured run, due → sent → \
+                     taken, as a trace with flows (opens in Perfetto)",
+                    rec.plan.file_stem,
+                    super::journeys::KEPT
+                ),
+            });
+            Some(file)
+        }
+        Err(e) => {
+            out.notes.push(format!("{label}: {e}"));
+            None
+        }
+    }
 }
 
 /// Fills the rows, the tables, the charts and the method.

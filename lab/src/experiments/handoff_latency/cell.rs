@@ -13,7 +13,9 @@
 //!
 //! Timestamps are [`handoff::now_ns`] (one `Instant` read) on every side.
 
+use super::depth::{self, Depths, DEPTH_FROM_NS};
 use super::hdr::{self, record};
+use super::journeys::{Journey, Slowest};
 use crate::machine::placement::{self, Placement};
 use crate::measure::variants::WithHandoff;
 use handoff::{now_ns, Checker, Consumer as _, Handoff, Message, Producer as _};
@@ -202,6 +204,11 @@ pub struct RateRun {
     /// Messages never sent: due when the producers had to stop (twice the schedule's
     /// length, then they give up).
     pub unsent: u64,
+    /// The depth behind each message taken [`DEPTH_FROM_NS`] or more after it was due
+    /// (the pipeline: in its last stage's channel; the schedule alone: none).
+    pub depths: Depths,
+    /// The slowest messages taken, slowest first (the schedule alone: none).
+    pub slowest: Vec<Journey>,
 }
 
 impl Rate {
@@ -277,6 +284,7 @@ impl WithHandoff for Rate {
     fn run<H: Handoff + 'static>(self, h: H) -> Self::Out {
         let r = self;
         let (txs, mut rx) = h.open::<Msg>(r.producers).map_err(|e| e.to_string())?;
+        let capacity = h.capacity();
         let cpus = placement::plan(Placement::Auto, r.producers + 1)?;
         let go = Arc::new(Barrier::new(r.producers + 1));
         // Everyone starts from one instant, a little after all threads are up.
@@ -304,14 +312,21 @@ impl WithHandoff for Rate {
         go.wait();
         let mut check = Checker::new(r.producers);
         let (mut corrected, mut uncorrected) = (hdr::hist(), hdr::hist());
+        let mut depths = depth::Recorder::default();
+        let mut slowest = Slowest::default();
         let pn = r.producers as u64;
         while let Some(m) = rx.recv() {
             check.observe(&m);
             r.plant.after_take(check.received());
             let now = now_ns();
             let due = s + r.due(m.seq * pn + u64::from(m.producer));
-            record(&mut corrected, now.saturating_sub(due));
+            let late = now.saturating_sub(due);
+            record(&mut corrected, late);
             record(&mut uncorrected, now.saturating_sub(m.sent_ns));
+            if late >= DEPTH_FROM_NS {
+                depths.record(late, rx.depth() as u64);
+            }
+            slowest.offer(late, || journey(&m, due, now));
         }
         let mut per = Vec::new();
         let (mut sent, mut late) = (0, 0);
@@ -327,8 +342,15 @@ impl WithHandoff for Rate {
         }
         charge_unsent(&mut corrected, &r, s, &per);
         let planned = r.planned();
-        Ok(RateRun { corrected, uncorrected, planned, sent, late, unsent: planned - sent })
+        let (depths, slowest) = (depths.finish(capacity), slowest.finish());
+        let unsent = planned - sent;
+        Ok(RateRun { corrected, uncorrected, planned, sent, late, unsent, depths, slowest })
     }
+}
+
+/// A taken message's journey.
+fn journey(m: &Msg, due_ns: u64, taken_ns: u64) -> Journey {
+    Journey { producer: m.producer, seq: m.seq, due_ns, sent_ns: m.sent_ns, taken_ns }
 }
 
 /// The harness alone (the fixed rate's plain loop): each producer keeps its schedule and
@@ -370,6 +392,8 @@ pub fn schedule_only(r: Rate) -> Result<RateRun, String> {
         sent: 0,
         late: 0,
         unsent: 0,
+        depths: Depths::default(),
+        slowest: Vec::new(),
     };
     let mut per = Vec::new();
     for t in threads {
@@ -414,6 +438,7 @@ impl WithHandoff for Pipeline {
     type Out = Result<RateRun, String>;
     fn run<H: Handoff + 'static>(self, h: H) -> Self::Out {
         let r = Rate { producers: 1, ..self.rate };
+        let capacity = h.capacity();
         let (first, mut rx) = open1(&h)?;
         let mut stages = Vec::new();
         for i in 1..STAGES {
@@ -439,12 +464,20 @@ impl WithHandoff for Pipeline {
             .map_err(|e| format!("spawning the publisher: {e}"))?;
         let mut check = Checker::new(1);
         let (mut corrected, mut uncorrected) = (hdr::hist(), hdr::hist());
+        let mut depths = depth::Recorder::default();
+        let mut slowest = Slowest::default();
         while let Some(m) = rx.recv() {
             check.observe(&m);
             r.plant.after_take(check.received());
             let now = now_ns();
-            record(&mut corrected, now.saturating_sub(s + r.due(m.seq)));
+            let due = s + r.due(m.seq);
+            let late = now.saturating_sub(due);
+            record(&mut corrected, late);
             record(&mut uncorrected, now.saturating_sub(m.sent_ns));
+            if late >= DEPTH_FROM_NS {
+                depths.record(late, rx.depth() as u64);
+            }
+            slowest.offer(late, || journey(&m, due, now));
         }
         let (sent, late) = publisher.join().map_err(|_| "the publisher panicked".to_string())??;
         for t in stages {
@@ -456,6 +489,8 @@ impl WithHandoff for Pipeline {
         }
         charge_unsent(&mut corrected, &r, s, &[sent]);
         let planned = r.planned();
-        Ok(RateRun { corrected, uncorrected, planned, sent, late, unsent: planned - sent })
+        let (depths, slowest) = (depths.finish(capacity), slowest.finish());
+        let unsent = planned - sent;
+        Ok(RateRun { corrected, uncorrected, planned, sent, late, unsent, depths, slowest })
     }
 }

@@ -10,7 +10,12 @@
 //! * **fixed rate** (open loop): P producers send on a schedule; each message's latency
 //!   runs from when it was *due* to when the consumer took it, so a stall is charged to
 //!   every message it delayed (no coordinated omission, as wrk2). p50 … p99.99 and max,
-//!   messages sent late or never; a rate that was not sustained says so.
+//!   messages sent late or never; a rate that was not sustained says so. For each message
+//!   taken 10 µs or more after it was due, the consumer also asks the handoff how many
+//!   messages are in the channel behind it (`depth`): the Why section's `queue-depth` rule
+//!   reads from it which side held the tail. The consumer keeps each run's eight slowest
+//!   messages (due, sent, taken); the row's `<row>.slowest.trace.json` draws their journeys
+//!   as tracks and flows that open in Perfetto (`journeys`).
 //! * **sweep**: the rate doubles each step until the variant no longer sustains it (every
 //!   message sent, p99 under `--p99-bound-us`): the highest sustained rate, and the
 //!   latency-against-rate curve with its knee.
@@ -30,7 +35,9 @@ mod analyse;
 mod cell;
 mod charts;
 mod clock;
+mod depth;
 mod hdr;
+mod journeys;
 mod paired;
 mod plan;
 mod run;
@@ -205,6 +212,14 @@ pub struct RateFacts {
     pub unsent: u64,
     /// Why the rate was not sustained (`None`: it was).
     pub not_sustained: Option<String>,
+    /// The depth behind each message taken 10 µs or more after it was due, by latency
+    /// (`depth::DEPTH_FROM_NS`); absent in results written before it.
+    #[serde(default)]
+    pub depths: depth::Depths,
+    /// One run's slowest messages (`journeys::KEPT`), slowest first; in a row's summed
+    /// account (`results[i].rate`) left empty: the row's trace file draws them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slowest: Vec<journeys::Journey>,
 }
 
 /// One step of a sweep.

@@ -48,6 +48,8 @@ fn facts(run: &RateRun, offered: f64, bound: u64) -> RateFacts {
         late: run.late,
         unsent: run.unsent,
         not_sustained: judge(run, bound).err(),
+        depths: run.depths.clone(),
+        slowest: run.slowest.clone(),
     }
 }
 

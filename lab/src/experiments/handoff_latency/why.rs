@@ -5,11 +5,18 @@
 //!   that finds it asleep; one that spins first does not while messages come closer together
 //!   than its spin. The ping-pong round trip measures each side's cost for a lone message
 //!   (two hand-offs), so it says which kind each row is.
+//! * `queue-depth`: which side held the tail. A consumer held for `L` leaves the producers
+//!   sending into the channel meanwhile, so the slow messages find about `L × rate` behind
+//!   them when taken; a producer held for `L` sends nothing meanwhile, so its late messages
+//!   find little. The depth behind each message taken 10 µs or more after it was due is
+//!   recorded by the consumer (`depth`).
 //! * `loaded-machine`: the forks met a load average above the CPU count: a producer or
 //!   consumer waits behind other work for a scheduler slice (milliseconds), and the late
 //!   count says the producer itself was held.
 
 use super::analyse::detail;
+use super::depth::{Found, DEPTH_FROM_NS};
+use super::hdr::Tail;
 use super::plan::{fmt_rate, PING_PONG};
 use crate::results::{Figure, Results, Row, Status, Why};
 use crate::units::fmt_num;
@@ -88,6 +95,73 @@ fn wake_up(r: &Results, x: &Row, base: &Row, fastest: f64) -> Option<Why> {
     })
 }
 
+/// One row's tail and what its slow messages found behind them; `None` when its p99 is
+/// below the recorded latencies (`depth::DEPTH_FROM_NS`) or nothing was recorded.
+fn depth_of(y: &Row) -> Option<(Tail, Found, f64)> {
+    let d = detail(y);
+    let (t, rate) = (d.tail?, d.rate?);
+    if t.p99 < DEPTH_FROM_NS {
+        return None;
+    }
+    Some((t, rate.depths.at_or_above(t.p99)?, rate.offered))
+}
+
+fn queue_depth(r: &Results, x: &Row, base: &Row) -> Option<Why> {
+    let sides: Vec<(&Row, Tail, Found, f64)> =
+        [x, base].into_iter().filter_map(|y| depth_of(y).map(|(t, f, o)| (y, t, f, o))).collect();
+    if sides.is_empty() {
+        return None;
+    }
+    let said: Vec<String> = sides
+        .iter()
+        .map(|(y, t, f, offered)| {
+            let expected = f.held_consumer_depth(t.p99, *offered);
+            let full = match f.capacity {
+                Some(c) if c as f64 <= expected => format!(" (its {c} slots, full)"),
+                _ => String::new(),
+            };
+            let side = if f.consumer_held(t.p99, *offered) {
+                "the consumer's side held it (the producers kept sending behind it)"
+            } else {
+                "it was held before the channel or alone (little was sent behind it meanwhile)"
+            };
+            let sent = detail(y).uncorrected.map_or(String::new(), |u| {
+                format!(", {} µs from its send", fmt_num(u.p99 as f64 / 1e3))
+            });
+            format!(
+                "{}: p99 {} µs from its due time{sent}; its {} messages from {} µs up found \
+                 {} behind them on average (most {}), where a consumer held that long would \
+                 find about {}{full}: {side}.",
+                y.label,
+                fmt_num(t.p99 as f64 / 1e3),
+                f.messages,
+                fmt_num(f.from_ns as f64 / 1e3),
+                fmt_num(f.mean),
+                f.max,
+                fmt_num(expected),
+            )
+        })
+        .collect();
+    Some(Why {
+        group: x.group.clone(),
+        variant: x.label.clone(),
+        baseline: base.label.clone(),
+        rule: "queue-depth".into(),
+        text: format!(
+            "At {} msgs/s, the messages in the channel behind each slow one when it was taken. \
+             {}",
+            fmt_rate(sides[0].3),
+            said.join(" ")
+        ),
+        figures: sides
+            .iter()
+            .flat_map(|(y, t, f, _)| {
+                [figure(r, y, "tail.p99", t.p99 as f64), figure(r, y, "rate.depths", f.mean)]
+            })
+            .collect(),
+    })
+}
+
 fn loaded(r: &Results, group: &str, cores: usize) -> Option<Why> {
     let load = median_load(r, group)?;
     if load <= cores as f64 {
@@ -154,6 +228,7 @@ pub fn section(r: &Results, base: &str) -> Vec<Why> {
             continue;
         };
         out.extend(wake_up(r, x, b, fastest));
+        out.extend(queue_depth(r, x, b));
     }
     for g in groups {
         out.extend(loaded(r, g, r.environment.cores));
