@@ -202,20 +202,24 @@ fn disruptor_own<M: Msg + Default + Copy + Sync, S: Sink<M> + Send + 'static>(
 }
 
 /// The lab's adapter in a plain loop (no harness around it): `send` per message,
-/// `recv_batch(1024)` into the checker, every message counted.
-fn adapter_plain<H: handoff::Handoff>(h: &H, p: usize, n: u64) -> f64 {
+/// `recv_batch(batch)` into the checker, every message counted; threads pinned as the lab
+/// places them when `pinned`.
+fn adapter_plain<H: handoff::Handoff>(h: &H, p: usize, n: u64, batch: usize, pinned: bool) -> f64 {
     use handoff::{Consumer, Producer};
+    let cpus = if pinned { placement::plan(Placement::Auto, p + 1).unwrap() } else { None };
+    let cpus2 = cpus.clone();
     let per = n / p as u64;
     let (txs, mut rx) = h.open::<Message<16>>(p).expect("open");
     let barrier = Arc::new(Barrier::new(p + 1));
     let b2 = barrier.clone();
     let consumer = move || {
+        pin(&cpus2, 0);
         let mut check = Check::default();
         b2.wait();
         let t = Instant::now();
         let mut got = 0u64;
         loop {
-            let k = rx.recv_batch(1024, |m| check.take(m));
+            let k = rx.recv_batch(batch, |m| check.take(m));
             if k == 0 {
                 break;
             }
@@ -230,8 +234,9 @@ fn adapter_plain<H: handoff::Handoff>(h: &H, p: usize, n: u64) -> f64 {
         .into_iter()
         .enumerate()
         .map(|(i, mut tx)| {
-            let b = barrier.clone();
+            let (b, cpus) = (barrier.clone(), cpus.clone());
             std::thread::spawn(move || {
+                pin(&cpus, i + 1);
                 b.wait();
                 let t = Instant::now();
                 for s in 0..per {
@@ -342,7 +347,12 @@ fn main() {
         ));
         let h = DisruptorRsHandoff::new(Some(CAP));
         let h2 = h.clone();
-        cases.push(("adapter plain", Box::new(move || adapter_plain(&h2, p, n))));
+        let h3 = h.clone();
+        cases.push(("adapter plain", Box::new(move || adapter_plain(&h2, p, n, 1024, false))));
+        cases.push((
+            "adapter plain pin 64Ki",
+            Box::new(move || adapter_plain(&h3, p, n, CAP, true)),
+        ));
         for (name, pl, b, smp) in [
             ("lab kernel b1024 s0", kernel, 1024, 0),
             ("lab auto b1024 s0", auto, 1024, 0),
