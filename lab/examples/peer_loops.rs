@@ -319,51 +319,54 @@ impl<const COUNTED: bool, const BLOCKING: bool> Channel for StdAs<COUNTED, BLOCK
     }
 }
 
+/// A case of the bisect: its name and one run's rate, M msgs/s.
+type Case = (&'static str, Box<dyn Fn() -> f64>);
+
+/// The disruptor crate's cases: its own loops, the adapter's plain loops, the harness.
+fn disruptor_cases(p: usize, n: u64) -> Vec<Case> {
+    let mut cases: Vec<Case> = Vec::new();
+    let (auto, kernel) = (Placement::Auto, Placement::Kernel);
+    cases.push(("own u64x2 sum", Box::new(move || disruptor_own::<[u64; 2], Sum>(p, n, false))));
+    cases.push(("own Msg sum", Box::new(move || disruptor_own::<Message<16>, Sum>(p, n, false))));
+    cases.push((
+        "own Msg check",
+        Box::new(move || disruptor_own::<Message<16>, Check>(p, n, false)),
+    ));
+    cases.push((
+        "own Msg check pin",
+        Box::new(move || disruptor_own::<Message<16>, Check>(p, n, true)),
+    ));
+    let h = DisruptorRsHandoff::new(Some(CAP));
+    let h2 = h.clone();
+    let h3 = h.clone();
+    cases.push(("adapter plain", Box::new(move || adapter_plain(&h2, p, n, 1024, false))));
+    cases.push(("adapter plain pin 64Ki", Box::new(move || adapter_plain(&h3, p, n, CAP, true))));
+    for (name, pl, b, smp) in [
+        ("lab kernel b1024 s0", kernel, 1024, 0),
+        ("lab auto b1024 s0", auto, 1024, 0),
+        ("lab auto b1024 s1024", auto, 1024, 1024),
+        ("lab auto b64Ki s0", auto, CAP, 0),
+        ("lab auto b64Ki s1024", auto, CAP, 1024),
+        ("lab kernel b64Ki s1024", kernel, CAP, 1024),
+    ] {
+        let (h, s) = (h.clone(), spec("disruptor-rs", p, pl, b, smp));
+        cases.push((name, Box::new(move || lab(&h, &s, n))));
+    }
+    cases
+}
+
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let peer = a.get(1).map(String::as_str).unwrap_or("crossbeam").to_string();
     let p: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
     let n: u64 = a.get(3).and_then(|s| s.parse().ok()).unwrap_or(1 << 22);
     let rounds: usize = a.get(4).and_then(|s| s.parse().ok()).unwrap_or(5);
-    type Case = (&'static str, Box<dyn Fn() -> f64>);
     let std_ = peer == "std-mpsc";
     let mut cases: Vec<Case> = Vec::new();
     let auto = Placement::Auto;
     let kernel = Placement::Kernel;
     if peer == "disruptor-rs" {
-        cases
-            .push(("own u64x2 sum", Box::new(move || disruptor_own::<[u64; 2], Sum>(p, n, false))));
-        cases.push((
-            "own Msg sum",
-            Box::new(move || disruptor_own::<Message<16>, Sum>(p, n, false)),
-        ));
-        cases.push((
-            "own Msg check",
-            Box::new(move || disruptor_own::<Message<16>, Check>(p, n, false)),
-        ));
-        cases.push((
-            "own Msg check pin",
-            Box::new(move || disruptor_own::<Message<16>, Check>(p, n, true)),
-        ));
-        let h = DisruptorRsHandoff::new(Some(CAP));
-        let h2 = h.clone();
-        let h3 = h.clone();
-        cases.push(("adapter plain", Box::new(move || adapter_plain(&h2, p, n, 1024, false))));
-        cases.push((
-            "adapter plain pin 64Ki",
-            Box::new(move || adapter_plain(&h3, p, n, CAP, true)),
-        ));
-        for (name, pl, b, smp) in [
-            ("lab kernel b1024 s0", kernel, 1024, 0),
-            ("lab auto b1024 s0", auto, 1024, 0),
-            ("lab auto b1024 s1024", auto, 1024, 1024),
-            ("lab auto b64Ki s0", auto, CAP, 0),
-            ("lab auto b64Ki s1024", auto, CAP, 1024),
-            ("lab kernel b64Ki s1024", kernel, CAP, 1024),
-        ] {
-            let (h, s) = (h.clone(), spec("disruptor-rs", p, pl, b, smp));
-            cases.push((name, Box::new(move || lab(&h, &s, n))));
-        }
+        cases = disruptor_cases(p, n);
     } else {
         cases.push(("own u64x2 sum", Box::new(move || chan::<[u64; 2], Sum>(std_, p, n, false))));
         cases
