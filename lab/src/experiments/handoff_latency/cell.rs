@@ -311,40 +311,84 @@ impl WithHandoff for Rate {
         start.store(s, Ordering::Release);
         go.wait();
         let mut check = Checker::new(r.producers);
-        let (mut corrected, mut uncorrected) = (hdr::hist(), hdr::hist());
-        let mut depths = depth::Recorder::default();
-        let mut slowest = Slowest::default();
+        let mut taken = Taken::new();
         let pn = r.producers as u64;
         while let Some(m) = rx.recv() {
             check.observe(&m);
             r.plant.after_take(check.received());
-            let now = now_ns();
             let due = s + r.due(m.seq * pn + u64::from(m.producer));
-            let late = now.saturating_sub(due);
-            record(&mut corrected, late);
-            record(&mut uncorrected, now.saturating_sub(m.sent_ns));
-            if late >= DEPTH_FROM_NS {
-                depths.record(late, rx.depth() as u64);
-            }
-            slowest.offer(late, || journey(&m, due, now));
+            taken.take(&m, due, now_ns(), || rx.depth());
         }
         let mut per = Vec::new();
-        let (mut sent, mut late) = (0, 0);
+        let mut late = 0;
         for t in threads {
             let (n, l) = t.join().map_err(|_| "a producer panicked".to_string())??;
             per.push(n);
-            sent += n;
             late += l;
         }
         let v = check.verdict::<16>(&per);
         if !v.ok() {
             return Err(v.describe());
         }
-        charge_unsent(&mut corrected, &r, s, &per);
+        Ok(taken.finish(&r, s, &per, late, capacity))
+    }
+}
+
+/// What a consumer records of each message it takes: the corrected and uncorrected
+/// latencies, the depth behind the late ones, the slowest journeys.
+struct Taken {
+    corrected: Histogram<u64>,
+    uncorrected: Histogram<u64>,
+    depths: depth::Recorder,
+    slowest: Slowest,
+}
+
+impl Taken {
+    fn new() -> Self {
+        Taken {
+            corrected: hdr::hist(),
+            uncorrected: hdr::hist(),
+            depths: depth::Recorder::default(),
+            slowest: Slowest::default(),
+        }
+    }
+
+    /// Message `m`, due at `due`, taken at `now`; `depth` asks the channel how many
+    /// messages are behind it (asked only of a message [`DEPTH_FROM_NS`] or more late).
+    #[inline]
+    fn take(&mut self, m: &Msg, due: u64, now: u64, depth: impl FnOnce() -> usize) {
+        let late = now.saturating_sub(due);
+        record(&mut self.corrected, late);
+        record(&mut self.uncorrected, now.saturating_sub(m.sent_ns));
+        if late >= DEPTH_FROM_NS {
+            self.depths.record(late, depth() as u64);
+        }
+        self.slowest.offer(late, || journey(m, due, now));
+    }
+
+    /// The run's account: producer `p` sent `sent[p]` messages (the unsent charged from
+    /// their due time), `late` of them late; `capacity` is the channel's.
+    fn finish(
+        mut self,
+        r: &Rate,
+        start: u64,
+        sent: &[u64],
+        late: u64,
+        capacity: Option<usize>,
+    ) -> RateRun {
+        charge_unsent(&mut self.corrected, r, start, sent);
         let planned = r.planned();
-        let (depths, slowest) = (depths.finish(capacity), slowest.finish());
-        let unsent = planned - sent;
-        Ok(RateRun { corrected, uncorrected, planned, sent, late, unsent, depths, slowest })
+        let sent: u64 = sent.iter().sum();
+        RateRun {
+            corrected: self.corrected,
+            uncorrected: self.uncorrected,
+            planned,
+            sent,
+            late,
+            unsent: planned - sent,
+            depths: self.depths.finish(capacity),
+            slowest: self.slowest.finish(),
+        }
     }
 }
 
@@ -463,21 +507,11 @@ impl WithHandoff for Pipeline {
             .spawn(move || producer_loop(r, 0, first, s, deadline))
             .map_err(|e| format!("spawning the publisher: {e}"))?;
         let mut check = Checker::new(1);
-        let (mut corrected, mut uncorrected) = (hdr::hist(), hdr::hist());
-        let mut depths = depth::Recorder::default();
-        let mut slowest = Slowest::default();
+        let mut taken = Taken::new();
         while let Some(m) = rx.recv() {
             check.observe(&m);
             r.plant.after_take(check.received());
-            let now = now_ns();
-            let due = s + r.due(m.seq);
-            let late = now.saturating_sub(due);
-            record(&mut corrected, late);
-            record(&mut uncorrected, now.saturating_sub(m.sent_ns));
-            if late >= DEPTH_FROM_NS {
-                depths.record(late, rx.depth() as u64);
-            }
-            slowest.offer(late, || journey(&m, due, now));
+            taken.take(&m, s + r.due(m.seq), now_ns(), || rx.depth());
         }
         let (sent, late) = publisher.join().map_err(|_| "the publisher panicked".to_string())??;
         for t in stages {
@@ -487,10 +521,6 @@ impl WithHandoff for Pipeline {
         if !v.ok() {
             return Err(v.describe());
         }
-        charge_unsent(&mut corrected, &r, s, &[sent]);
-        let planned = r.planned();
-        let (depths, slowest) = (depths.finish(capacity), slowest.finish());
-        let unsent = planned - sent;
-        Ok(RateRun { corrected, uncorrected, planned, sent, late, unsent, depths, slowest })
+        Ok(taken.finish(&r, s, &[sent], late, capacity))
     }
 }

@@ -59,23 +59,31 @@ fn a_planted_stall_shows_in_the_corrected_tail_and_hides_from_the_uncorrected() 
 
 #[test]
 fn the_depth_behind_the_slow_messages_says_which_side_held_them() {
-    // The consumer stalls 10 ms every 10,000th message at 100k msgs/s into a deep channel:
-    // the producer keeps sending, and the messages 4 ms or more late find hundreds behind.
-    let plant = Plant { stall_every: 10_000, stall_ns: 10 * MS, ..Plant::default() };
+    // The consumer stalls 20 ms every 10,000th message at 100k msgs/s into a deep channel:
+    // the producer keeps sending, and the messages 5 ms or more late find hundreds behind.
+    let stall = 20 * MS;
+    let plant = Plant { stall_every: 10_000, stall_ns: stall, ..Plant::default() };
     let r = run(100_000.0, 300, 1 << 16, plant);
-    let f = r.depths.at_or_above(5 * MS).expect("slow messages after the stalls");
-    assert!(f.consumer_held(f.from_ns, 100_000.0), "{f:?}");
+    // Judged at the tail's p99, as the Why rule judges it.
+    let p99 = Tail::of(&r.corrected).p99;
+    let f = r.depths.at_or_above(p99).expect("slow messages after the stalls");
+    assert!(f.consumer_held(p99, 100_000.0), "p99 {p99} ns: {f:?}");
     assert!(f.max >= 300, "the first message after a stall finds its arrivals: {f:?}");
-    // The slowest journeys are the stall's: sent on time, held in the channel.
+    // The slowest journeys are the stall's: held in the channel for most of it. (The
+    // producer may be preempted meanwhile on a loaded machine, and then sends late and
+    // waits in the channel for the rest of the stall: half the stall is the bound.)
     assert_eq!(r.slowest.len(), super::journeys::KEPT);
     let j = r.slowest[0];
-    assert!(j.latency_ns() >= 9 * MS && j.taken_ns - j.sent_ns >= 8 * MS, "{j:?}");
+    assert!(j.latency_ns() >= stall * 9 / 10 && j.taken_ns - j.sent_ns >= stall / 2, "{j:?}");
     // The producer sends each message 20 ms after it is due, 1 ms apart: each is late by
     // the producer alone, and nothing is behind it when it is taken.
     let plant = Plant { send_late_ns: 20 * MS, ..Plant::default() };
     let r = run(1_000.0, 200, 64, plant);
-    let f = r.depths.at_or_above(10 * MS).expect("every message is 20 ms late");
-    assert!(!f.consumer_held(f.from_ns, 1_000.0), "{f:?}");
+    // (A consumer starved of CPU on a loaded machine falls a few messages behind; held for
+    // the whole 20 ms it would find about 20.)
+    let p99 = Tail::of(&r.corrected).p99;
+    let f = r.depths.at_or_above(p99).expect("every message is 20 ms late");
+    assert!(!f.consumer_held(p99, 1_000.0), "p99 {p99} ns: {f:?}");
     assert!(f.messages >= 150, "{f:?}");
     let j = r.slowest[0];
     assert!(j.sent_ns - j.due_ns >= 19 * MS, "late to send by the producer alone: {j:?}");

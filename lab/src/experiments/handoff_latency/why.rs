@@ -97,24 +97,35 @@ fn wake_up(r: &Results, x: &Row, base: &Row, fastest: f64) -> Option<Why> {
 
 /// One row's tail and what its slow messages found behind them; `None` when its p99 is
 /// below the recorded latencies (`depth::DEPTH_FROM_NS`) or nothing was recorded.
-fn depth_of(y: &Row) -> Option<(Tail, Found, f64)> {
-    let d = detail(y);
-    let (t, rate) = (d.tail?, d.rate?);
-    if t.p99 < DEPTH_FROM_NS {
+/// One side of the queue-depth rule, from one read of the row's detail.
+struct DepthSide<'a> {
+    row: &'a Row,
+    tail: Tail,
+    found: Found,
+    offered: f64,
+    /// The p99 from the actual send, ns.
+    uncorrected_p99: Option<u64>,
+}
+
+fn depth_of(row: &Row) -> Option<DepthSide<'_>> {
+    let d = detail(row);
+    let (tail, rate) = (d.tail?, d.rate?);
+    if tail.p99 < DEPTH_FROM_NS {
         return None;
     }
-    Some((t, rate.depths.at_or_above(t.p99)?, rate.offered))
+    let found = rate.depths.at_or_above(tail.p99)?;
+    let uncorrected_p99 = d.uncorrected.map(|u| u.p99);
+    Some(DepthSide { row, tail, found, offered: rate.offered, uncorrected_p99 })
 }
 
 fn queue_depth(r: &Results, x: &Row, base: &Row) -> Option<Why> {
-    let sides: Vec<(&Row, Tail, Found, f64)> =
-        [x, base].into_iter().filter_map(|y| depth_of(y).map(|(t, f, o)| (y, t, f, o))).collect();
+    let sides: Vec<DepthSide<'_>> = [x, base].into_iter().filter_map(depth_of).collect();
     if sides.is_empty() {
         return None;
     }
     let said: Vec<String> = sides
         .iter()
-        .map(|(y, t, f, offered)| {
+        .map(|DepthSide { row: y, tail: t, found: f, offered, uncorrected_p99 }| {
             let expected = f.held_consumer_depth(t.p99, *offered);
             let full = match f.capacity {
                 Some(c) if c as f64 <= expected => format!(" (its {c} slots, full)"),
@@ -125,8 +136,8 @@ fn queue_depth(r: &Results, x: &Row, base: &Row) -> Option<Why> {
             } else {
                 "it was held before the channel or alone (little was sent behind it meanwhile)"
             };
-            let sent = detail(y).uncorrected.map_or(String::new(), |u| {
-                format!(", {} µs from its send", fmt_num(u.p99 as f64 / 1e3))
+            let sent = uncorrected_p99.map_or(String::new(), |u| {
+                format!(", {} µs from its send", fmt_num(u as f64 / 1e3))
             });
             format!(
                 "{}: p99 {} µs from its due time{sent}; its {} messages from {} µs up found \
@@ -150,13 +161,14 @@ fn queue_depth(r: &Results, x: &Row, base: &Row) -> Option<Why> {
         text: format!(
             "At {} msgs/s, the messages in the channel behind each slow one when it was taken. \
              {}",
-            fmt_rate(sides[0].3),
+            fmt_rate(sides[0].offered),
             said.join(" ")
         ),
         figures: sides
             .iter()
-            .flat_map(|(y, t, f, _)| {
-                [figure(r, y, "tail.p99", t.p99 as f64), figure(r, y, "rate.depths", f.mean)]
+            .flat_map(|d| {
+                let (y, p99, mean) = (d.row, d.tail.p99 as f64, d.found.mean);
+                [figure(r, y, "tail.p99", p99), figure(r, y, "rate.depths", mean)]
             })
             .collect(),
     })
