@@ -40,6 +40,11 @@ fn no_maven_is_exit_2_naming_apt_get_install_maven() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("apt-get install maven") && err.contains("jvm-disruptor"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    let (code, err) =
+        lab_without(&["mvn"], &["handoff-latency", "--variants", "locked,jvm-disruptor"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("apt-get install maven") && err.contains("jvm-disruptor"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     let (code, err) = lab_without(&["mvn"], &["jvm-referee"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("apt-get install maven"), "{err}");

@@ -49,6 +49,9 @@ pub struct LatDetail {
     /// Fixed-rate and pipeline rows: the Chrome trace of each measured run's slowest
     /// messages (`journeys`), relative to the run folder.
     pub slowest_trace: Option<String>,
+    /// A JVM original's row: the JVM and libraries that ran it (its first fork's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<super::jvm::JvmFacts>,
 }
 
 /// A row's typed detail (the default for a row that has none).
@@ -235,6 +238,7 @@ fn fill_row(
         hlog,
         percentile_ratios: Vec::new(),
         slowest_trace,
+        jvm: outs.iter().find_map(|o| o.jvm.clone()),
     });
     merged
 }
@@ -313,4 +317,29 @@ pub fn analyse(a: &HlArgs, run: &Finished<HandoffLatency>, out: &mut Results) {
     out.why = super::why::section(out, &super::tables::baseline(out));
     out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
     out.method.extend(super::tables::method(a, &clock));
+    out.method.extend(jvm_method(out));
+}
+
+/// One method line per JVM original's row: the JVM and libraries that ran it.
+fn jvm_method(out: &Results) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for x in &out.results {
+        let Some(j) = detail(x).jvm else { continue };
+        let lib = match (&j.wait_strategy, &j.disruptor_version) {
+            (Some(w), Some(v)) => format!("the Disruptor {v} with its {w}"),
+            _ => "java.util.concurrent.LinkedBlockingQueue (unbounded)".to_string(),
+        };
+        let line = format!(
+            "{}: on Java {} ({}), {lib}; HdrHistogram {} (Java) records on the JVM's side              with the same bounds and correction as the Rust rows; {} JIT warm-up run(s)              before the cell's warm-up runs, one JVM per fork.",
+            x.label,
+            j.java,
+            j.flags.join(" "),
+            j.hdrhistogram_version.as_deref().unwrap_or("(version unknown)"),
+            j.jit_warmup_runs
+        );
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines
 }

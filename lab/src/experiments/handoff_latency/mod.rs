@@ -38,6 +38,7 @@ mod clock;
 mod depth;
 mod hdr;
 mod journeys;
+mod jvm;
 mod paired;
 mod plan;
 mod run;
@@ -86,14 +87,21 @@ pub struct HlArgs {
         default_value = "ping-pong,fixed-rate,sweep,pipeline"
     )]
     pub workloads: Vec<Workload>,
-    /// Variants: a comma list of the names below, or `all` (every handoff of this build; the
-    /// JVM originals are not in this experiment yet).
+    /// Variants: a comma list of the names below, or `all` (every handoff of this build, and
+    /// jvm-lbq and jvm-disruptor where a JDK and Maven are found; a note says when they were
+    /// left out).
     #[arg(long, default_value = "all", value_parser = Choices::new(plan::variant_list, plan::variant_values))]
     pub variants: String,
     /// The ring rows' wait strategies (one row each): a comma list of the names below, or
     /// `all`.
     #[arg(long, default_value = "all", value_parser = Choices::new(choices::wait_list, choices::waits_and_all))]
     pub wait: String,
+    /// The jvm-disruptor rows' wait strategies (one row each): a comma list of the JVM's
+    /// strategies below, or `matching` (the JVM strategy of each --wait: blocking and
+    /// java-blocking → BlockingWaitStrategy). The default is seed 001's; each JVM row costs
+    /// a JVM per fork.
+    #[arg(long, default_value = "blocking", value_parser = Choices::new(plan::jvm_wait_list, plan::jvm_wait_values))]
+    pub jvm_wait: String,
     /// Round trips per ping-pong run, a count.
     #[arg(long, value_parser = size, default_value = "5000")]
     pub round_trips: u64,
@@ -268,6 +276,9 @@ pub struct LatOutcome {
     pub uncorrected: Option<String>,
     /// A sweep cell's climbs, one per measured run.
     pub sweeps: Vec<Vec<Step>>,
+    /// A JVM original's cell: the JVM and libraries that ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<jvm::JvmFacts>,
 }
 
 impl Outcome for LatOutcome {
@@ -295,6 +306,9 @@ impl Experiment for HandoffLatency {
     type Args = HlArgs;
     type Cell = Cell;
     type Outcome = LatOutcome;
+    /// The ping-pong rows measure the cross-core round trip itself, so a round that ran in
+    /// another phase of the machine is set apart and made up.
+    const MAKE_UP_ROUNDS: bool = true;
 
     fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
         plan::plan(a, shared)

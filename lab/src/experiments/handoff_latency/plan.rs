@@ -20,33 +20,69 @@ pub const HARNESS: &str = "harness (no handoff)";
 pub const PING_PONG: &str = "ping-pong";
 
 /// The variants this experiment drives: every handoff of this build (fault variants only
-/// under `LAB_FAULTS=1`).
+/// under `LAB_FAULTS=1`) and the JVM originals of [`super::jvm::VARIANTS`].
 fn offered() -> Vec<VariantInfo> {
-    variants::handoffs().into_iter().filter(|v| v.unavailable.is_none()).collect()
+    let jvm = super::jvm::VARIANTS;
+    variants::all()
+        .into_iter()
+        .filter(|v| v.unavailable.is_none())
+        .filter(|v| !variants::is_jvm(v.name) || jvm.contains(&v.name))
+        .collect()
 }
 
 fn valid_names() -> String {
     offered().iter().map(|v| v.name).collect::<Vec<_>>().join(", ")
 }
 
-/// `--variants`: `all` or a comma list of handoff names; kept as given.
+/// `--variants`: `all` or a comma list of handoff names; kept as given. A JVM original
+/// named where the JVM side cannot be built is refused with what installs it.
 pub fn variant_list(s: &str) -> Result<String, String> {
     if s.trim() == "all" {
         return Ok(s.to_string());
     }
     for name in parse_list(s) {
-        if variants::is_jvm(&name) {
-            return Err(format!(
-                "variant '{name}' runs on the JVM, which handoff-latency does not drive yet; \
-                 valid: {}",
-                valid_names()
-            ));
-        }
         if !offered().iter().any(|v| v.name == name) {
+            if variants::is_jvm(&name) && variants::find(&name).is_some() {
+                return Err(format!(
+                    "variant '{name}' runs in disruptor-vs-lbq only; valid here: {}",
+                    valid_names()
+                ));
+            }
             return Err(format!("unknown variant '{name}'; valid: {}", valid_names()));
+        }
+        if variants::is_jvm(&name) {
+            if let Some(why) = crate::measure::jvm::variant_unavailable(&name) {
+                return Err(format!("variant '{name}': {why}"));
+            }
         }
     }
     Ok(s.to_string())
+}
+
+/// `--jvm-wait`: `matching` or a comma list of the JVM's wait strategies; kept as given.
+pub fn jvm_wait_list(s: &str) -> Result<String, String> {
+    if s.trim() == "matching" {
+        return Ok(s.to_string());
+    }
+    for w in parse_list(s) {
+        if !JVM_WAITS.contains(&w.as_str()) {
+            return Err(format!(
+                "unknown JVM wait strategy '{w}'; valid: matching, {}",
+                JVM_WAITS.join(", ")
+            ));
+        }
+    }
+    Ok(s.to_string())
+}
+
+/// The JVM Disruptor's wait strategies, as `LatencyRun --wait` names them.
+pub const JVM_WAITS: [&str; 5] = ["blocking", "lite-blocking", "sleeping", "yielding", "busy-spin"];
+
+/// `--jvm-wait`'s possible values.
+pub fn jvm_wait_values() -> Vec<PossibleValue> {
+    std::iter::once(PossibleValue::new("matching").help("the JVM strategy of each --wait"))
+        .chain(JVM_WAITS.iter().map(|w| PossibleValue::new(*w)))
+        .collect()
 }
 
 /// `--variants`' possible values.
@@ -83,25 +119,53 @@ fn dedup<T: PartialEq>(xs: Vec<T>) -> Vec<T> {
     out
 }
 
-/// The rows of `--variants` × (for the ring) `waits`.
-pub fn row_specs(variants: &str, wait: &str) -> Vec<RowSpec> {
+/// The rows of `--variants` × (for the ring) `wait`, and (for the JVM Disruptor)
+/// `jvm_wait`. `all` leaves the JVM originals out where the JVM side cannot be built, and
+/// says so in the second value.
+pub fn row_specs(variants: &str, wait: &str, jvm_wait: &str) -> (Vec<RowSpec>, Option<String>) {
+    let mut left_out = None;
     let names: Vec<String> = if variants.trim() == "all" {
-        offered().into_iter().filter(|v| !v.is_fault()).map(|v| v.name.to_string()).collect()
+        let jvm_why = crate::measure::jvm::unavailable();
+        offered()
+            .into_iter()
+            .filter(|v| !v.is_fault() && v.name != crate::measure::jvm::SEED_DISRUPTOR)
+            .filter(|v| match (&jvm_why, variants::is_jvm(v.name)) {
+                (Some(why), true) => {
+                    left_out = Some(format!("the JVM originals were left out: {why}"));
+                    false
+                }
+                _ => true,
+            })
+            .map(|v| v.name.to_string())
+            .collect()
     } else {
         dedup(parse_list(variants))
     };
     let mut out = Vec::new();
     for n in names {
         let takes_wait = variants::find(&n).is_some_and(|v| v.takes_wait);
+        let ws = if variants::is_jvm(&n) { jvm_waits(jvm_wait, wait) } else { waits(wait) };
         if takes_wait {
-            for w in waits(wait) {
+            for w in ws {
                 out.push(RowSpec { label: format!("{n}[{w}]"), variant: n.clone(), wait: Some(w) });
             }
         } else {
             out.push(RowSpec { label: n.clone(), variant: n, wait: None });
         }
     }
-    out
+    (out, left_out)
+}
+
+/// The JVM Disruptor rows' waits: `--jvm-wait`'s list, or for `matching` the JVM's
+/// strategy of each of `--wait`'s.
+fn jvm_waits(jvm_wait: &str, wait: &str) -> Vec<String> {
+    if jvm_wait.trim() == "matching" {
+        dedup(
+            waits(wait).iter().map(|w| crate::measure::jvm::matching_wait(w).to_string()).collect(),
+        )
+    } else {
+        dedup(parse_list(jvm_wait))
+    }
 }
 
 /// A rate as the labels write it: 1M, 250K, 1.5M.
@@ -224,7 +288,7 @@ fn cell_plan(
 pub fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
     check(a)?;
     let (rates, producers) = lists(a)?;
-    let rows = row_specs(&a.variants, &a.wait);
+    let (rows, left_out) = row_specs(&a.variants, &a.wait, &a.jvm_wait);
     let workloads = dedup(a.workloads.clone());
     let mut cells = Vec::new();
     let mut pairs = Vec::new();
@@ -276,7 +340,7 @@ pub fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
                     });
                 }
                 if chosen.iter().any(|v| v == "ring") {
-                    prows.extend(row_specs("ring", &a.pipeline_wait));
+                    prows.extend(row_specs("ring", &a.pipeline_wait, "matching").0);
                 }
                 if prows.is_empty() {
                     return Err("the pipeline workload compares the ring with the locked queue: \
@@ -311,6 +375,6 @@ pub fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
             "locked_capacity": "unbounded",
         }),
         input_size: a.round_trips,
-        notes: Vec::new(),
+        notes: left_out.into_iter().collect(),
     })
 }

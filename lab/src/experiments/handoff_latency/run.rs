@@ -40,7 +40,8 @@ pub fn judge(run: &RateRun, p99_bound_ns: u64) -> Result<(), String> {
     }
 }
 
-fn facts(run: &RateRun, offered: f64, bound: u64) -> RateFacts {
+/// A run's account, judged against the p99 bound `bound`, ns.
+pub fn facts(run: &RateRun, offered: f64, bound: u64) -> RateFacts {
     RateFacts {
         offered,
         planned: run.planned,
@@ -79,27 +80,33 @@ fn sweep(
     from: f64,
     steps: u32,
     producers: usize,
-    step: Duration,
+    step_length: Duration,
 ) -> Result<Vec<Step>, String> {
     let mut out = Vec::new();
     let mut rate = from;
     for _ in 0..steps {
-        let r = Rate { rate, producers, duration: step, plant: c.plant };
+        let r = Rate { rate, producers, duration: step_length, plant: c.plant };
         let run = rate_run(c, Some(variant), r, false)?;
-        let verdict = judge(&run, c.p99_bound_ns);
-        out.push(Step {
-            rate,
-            tail: Tail::of(&run.corrected),
-            late: run.late,
-            unsent: run.unsent,
-            not_sustained: verdict.clone().err(),
-        });
-        if verdict.is_err() {
+        let s = step(&run, rate, c.p99_bound_ns);
+        let stop = s.not_sustained.is_some();
+        out.push(s);
+        if stop {
             break;
         }
         rate *= 2.0;
     }
     Ok(out)
+}
+
+/// One step of a climb: `run` at `rate`, judged against the p99 bound `bound`, ns.
+pub fn step(run: &RateRun, rate: f64, bound: u64) -> Step {
+    Step {
+        rate,
+        tail: Tail::of(&run.corrected),
+        late: run.late,
+        unsent: run.unsent,
+        not_sustained: judge(run, bound).err(),
+    }
 }
 
 /// The highest rate of a climb that was sustained (0 when none was).
@@ -108,12 +115,17 @@ pub fn highest_sustained(steps: &[Step]) -> f64 {
 }
 
 /// One run: its histogram(s), score and facts.
-struct One {
-    corrected: Histogram<u64>,
-    uncorrected: Option<Histogram<u64>>,
-    score: f64,
-    rate: Option<RateFacts>,
-    steps: Vec<Step>,
+pub struct One {
+    /// From the due time (ping-pong: the round trips; a sweep: empty).
+    pub corrected: Histogram<u64>,
+    /// From the actual send (fixed-rate and pipeline runs).
+    pub uncorrected: Option<Histogram<u64>>,
+    /// The run's score in the cell's unit.
+    pub score: f64,
+    /// Fixed-rate and pipeline runs: the schedule's account.
+    pub rate: Option<RateFacts>,
+    /// A sweep's climb.
+    pub steps: Vec<Step>,
 }
 
 fn one_run(c: &Cell) -> Result<One, String> {
@@ -161,33 +173,62 @@ fn rated(
 ) -> Result<One, String> {
     let r = Rate { rate, producers, duration: Duration::from_millis(ms), plant: c.plant };
     let run = rate_run(c, v, r, pipeline)?;
+    Ok(rated_one(run, rate, c.p99_bound_ns, pipeline))
+}
+
+/// A fixed-rate or pipeline run as one run of its cell, judged against `bound`.
+pub fn rated_one(run: RateRun, rate: f64, bound: u64, pipeline: bool) -> One {
     let score =
         if pipeline { run.corrected.mean() } else { run.corrected.value_at_quantile(0.99) as f64 };
-    let facts = Some(facts(&run, rate, c.p99_bound_ns));
-    Ok(One {
+    let facts = Some(facts(&run, rate, bound));
+    One {
         corrected: run.corrected,
         uncorrected: Some(run.uncorrected),
         score,
         rate: facts,
         steps: Vec::new(),
-    })
+    }
 }
 
-/// The cell: warm-ups, then measured runs; the measured histograms merged.
+/// The cell: warm-ups, then measured runs; the measured histograms merged. A JVM
+/// original's cell runs in one JVM ([`super::jvm`]).
 pub fn run_cell(c: &Cell, ctx: &mut Ctx) -> Result<LatOutcome, String> {
-    let mut out = LatOutcome::default();
-    let (mut all, mut all_unc) = (hdr::hist(), hdr::hist());
+    if c.variant.as_deref().is_some_and(variants::is_jvm) {
+        return super::jvm::run_cell(c, ctx);
+    }
+    let mut out = Collect::default();
     for i in 0..c.warmup + c.runs {
-        let warmup = i < c.warmup;
-        let run = match one_run(c) {
+        out.push(i, i < c.warmup, one_run(c))?;
+        ctx.heartbeat();
+    }
+    out.finish()
+}
+
+/// A cell's runs as they come, the measured ones' histograms merged.
+#[derive(Default)]
+pub struct Collect {
+    out: LatOutcome,
+    all: Option<Histogram<u64>>,
+    all_unc: Option<Histogram<u64>>,
+}
+
+impl Collect {
+    /// Run `i` (a warm-up or measured), or why it failed.
+    pub fn push(&mut self, i: usize, warmup: bool, run: Result<One, String>) -> Result<(), String> {
+        let run = match run {
             Ok(o) => {
                 if !warmup {
-                    all.add(&o.corrected).map_err(|e| format!("histogram: {e:?}"))?;
+                    let add = |to: &mut Option<Histogram<u64>>, h: &Histogram<u64>| {
+                        to.get_or_insert_with(hdr::hist)
+                            .add(h)
+                            .map_err(|e| format!("histogram: {e:?}"))
+                    };
+                    add(&mut self.all, &o.corrected)?;
                     if let Some(u) = &o.uncorrected {
-                        all_unc.add(u).map_err(|e| format!("histogram: {e:?}"))?;
+                        add(&mut self.all_unc, u)?;
                     }
                     if !o.steps.is_empty() {
-                        out.sweeps.push(o.steps.clone());
+                        self.out.sweeps.push(o.steps.clone());
                     }
                 }
                 RunOut {
@@ -210,14 +251,19 @@ pub fn run_cell(c: &Cell, ctx: &mut Ctx) -> Result<LatOutcome, String> {
                 uncorrected: None,
             },
         };
-        out.runs.push(run);
-        ctx.heartbeat();
+        self.out.runs.push(run);
+        Ok(())
     }
-    if !all.is_empty() {
-        out.hist = Some(hdr::encode(&all)?);
+
+    /// The outcome (its `jvm` left for the caller).
+    pub fn finish(self) -> Result<LatOutcome, String> {
+        let mut out = self.out;
+        if let Some(h) = self.all.filter(|h| !h.is_empty()) {
+            out.hist = Some(hdr::encode(&h)?);
+        }
+        if let Some(h) = self.all_unc.filter(|h| !h.is_empty()) {
+            out.uncorrected = Some(hdr::encode(&h)?);
+        }
+        Ok(out)
     }
-    if !all_unc.is_empty() {
-        out.uncorrected = Some(hdr::encode(&all_unc)?);
-    }
-    Ok(out)
 }

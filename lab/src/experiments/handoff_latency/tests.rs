@@ -7,7 +7,7 @@
 use super::cell::{Plant, Rate, RateRun};
 use super::hdr::{self, Tail};
 use super::run::judge;
-use super::{plan, HlArgs};
+use super::{plan, Cell, HlArgs, LatOutcome, Work};
 use crate::experiment::{Shared, Switch, TraceMode};
 use crate::measure::peers::CrossbeamHandoff;
 use crate::measure::variants::WithHandoff;
@@ -164,8 +164,10 @@ fn plan_of(args: &[&str]) -> Result<usize, String> {
 fn bad_input_is_one_line_naming_the_valid_choices() {
     let e = plan_of(&["--variants", "locked,nope"]).unwrap_err();
     assert!(e.contains("unknown variant 'nope'; valid: locked, ring"), "{e}");
-    let e = plan_of(&["--variants", "jvm-lbq"]).unwrap_err();
-    assert!(e.contains("runs on the JVM") && e.contains("valid: locked"), "{e}");
+    let e = plan_of(&["--variants", "jvm-jctools"]).unwrap_err();
+    assert!(e.contains("runs in disruptor-vs-lbq only") && e.contains("jvm-lbq"), "{e}");
+    let e = plan_of(&["--jvm-wait", "lazy"]).unwrap_err();
+    assert!(e.contains("unknown JVM wait strategy 'lazy'; valid: matching, blocking"), "{e}");
     let e = plan_of(&["--wait", "lazy"]).unwrap_err();
     assert!(e.contains("unknown wait strategy 'lazy'; valid: blocking"), "{e}");
     let e = plan_of(&["--rates", "1M,fast"]).unwrap_err();
@@ -181,6 +183,80 @@ fn bad_input_is_one_line_naming_the_valid_choices() {
     {
         assert!(!e.contains('\n'), "{e}");
     }
+}
+
+/// A cell of `variant` at `rate` msgs/s for `ms`, run in one JVM (`LatencyRun`).
+fn jvm_cell(
+    variant: &str,
+    wait: Option<&str>,
+    work: Work,
+    ring: usize,
+    plant: Plant,
+) -> LatOutcome {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let cell = Cell {
+        work,
+        variant: Some(variant.into()),
+        wait: wait.map(str::to_string),
+        ring_size: ring,
+        p99_bound_ns: 100 * US,
+        warmup: 0,
+        runs: 1,
+        plant,
+    };
+    let mut ctx = crate::protocol::Ctx::new(crate::protocol::Pass::Timed);
+    super::jvm::run_cell(&cell, &mut ctx).expect("the JVM ran the cell")
+}
+
+#[test]
+fn the_jvm_rows_record_with_the_correction_on_their_side_and_read_back() {
+    // The Disruptor of 64 slots at 100k msgs/s for 300 ms; its handler sleeps 20 ms after
+    // every 10,000th message: the ring fills in well under a millisecond, the producer is
+    // held and sends late, so the stall shows from the due time and hides from the send, as
+    // on the Rust side. (A ring of a few slots would hold the producer in the Disruptor's
+    // 1 ns parks, each some 60 µs here, and the rate would not be kept at all.)
+    let stall = 20 * MS;
+    let plant = Plant { stall_every: 10_000, stall_ns: stall, ..Plant::default() };
+    let work = Work::FixedRate { rate: 100_000.0, producers: 1, duration_ms: 300 };
+    let o = jvm_cell("jvm-disruptor", Some("blocking"), work, 64, plant);
+    let r = &o.runs[0];
+    assert!(r.valid, "{}", r.verdict);
+    let rate = r.rate.as_ref().expect("a fixed-rate account");
+    assert_eq!((rate.planned, rate.sent, rate.unsent), (30_000, 30_000, 0), "{rate:?}");
+    let (c, u) = (
+        hdr::decode(o.hist.as_deref().unwrap()).unwrap(),
+        hdr::decode(o.uncorrected.as_deref().unwrap()).unwrap(),
+    );
+    assert_eq!(c.len(), 30_000, "every message recorded once from its due time");
+    assert!(c.max() >= stall * 9 / 10, "corrected max {} ns against the {stall} ns stall", c.max());
+    let half = |h: &hdrhistogram::Histogram<u64>| h.count_between(stall / 2, hdr::HIGHEST_NS);
+    assert!(half(&c) >= 800 && half(&u) * 10 < half(&c), "{} against {}", half(&u), half(&c));
+    assert!(rate.late > 0 && !rate.slowest.is_empty() && !rate.depths.buckets.is_empty());
+    let jvm = o.jvm.as_ref().expect("the JVM's facts");
+    assert_eq!(jvm.hdrhistogram_version.as_deref(), Some("2.2.2"));
+    assert_eq!(jvm.wait_strategy.as_deref(), Some("BlockingWaitStrategy"));
+    // Ping-pong through the queue: every round trip recorded.
+    let o = jvm_cell("jvm-lbq", None, Work::PingPong { trips: 2_000 }, 1024, Plant::default());
+    assert!(o.runs[0].valid, "{}", o.runs[0].verdict);
+    assert_eq!(hdr::decode(o.hist.as_deref().unwrap()).unwrap().len(), 2_000);
+}
+
+#[test]
+fn a_jvm_rows_planted_delay_shifts_its_percentiles() {
+    // As the Rust side's test: 20 msgs/s, each message sent 20 ms after it is due.
+    let delay = 20 * MS;
+    let plant = Plant { send_late_ns: delay, ..Plant::default() };
+    let work = Work::FixedRate { rate: 20.0, producers: 1, duration_ms: 1_000 };
+    let o = jvm_cell("jvm-lbq", None, work, 1024, plant);
+    assert!(o.runs[0].valid, "{}", o.runs[0].verdict);
+    let t = o.runs[0].tail;
+    assert!(
+        t.p50 >= delay && t.p50 < delay * 3 / 2,
+        "p50 {} ns against the {delay} ns delay",
+        t.p50
+    );
+    let u = o.runs[0].uncorrected.expect("from the send");
+    assert!(u.p50 < delay / 2, "from the send the delay is not seen: {u:?}");
 }
 
 #[test]
