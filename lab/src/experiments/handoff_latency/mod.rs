@@ -87,9 +87,9 @@ pub struct HlArgs {
         default_value = "ping-pong,fixed-rate,sweep,pipeline"
     )]
     pub workloads: Vec<Workload>,
-    /// Variants: a comma list of the names below, or `all` (every handoff of this build, and
-    /// jvm-lbq and jvm-disruptor where a JDK and Maven are found; a note says when they were
-    /// left out).
+    /// Variants: a comma list of the names below, `all` (every Rust handoff of this build)
+    /// and `jvm` (the JVM originals jvm-lbq and jvm-disruptor, one JVM per fork: about
+    /// two and a half minutes more at the defaults here): `all,jvm` runs every competitor.
     #[arg(long, default_value = "all", value_parser = Choices::new(plan::variant_list, plan::variant_values))]
     pub variants: String,
     /// The ring rows' wait strategies (one row each): a comma list of the names below, or

@@ -31,16 +31,27 @@ fn offered() -> Vec<VariantInfo> {
 }
 
 fn valid_names() -> String {
-    offered().iter().map(|v| v.name).collect::<Vec<_>>().join(", ")
+    let names: Vec<&str> = offered().iter().map(|v| v.name).chain(["all", "jvm"]).collect();
+    names.join(", ")
 }
 
-/// `--variants`: `all` or a comma list of handoff names; kept as given. A JVM original
-/// named where the JVM side cannot be built is refused with what installs it.
+/// The JVM originals `jvm` in `--variants` stands for.
+pub const JVM_SET: [&str; 2] = ["jvm-lbq", "jvm-disruptor"];
+
+/// `--variants`: a comma list of handoff names, `all` (every Rust handoff) and `jvm` (the
+/// JVM originals of [`JVM_SET`]); kept as given. A JVM original named where the JVM side
+/// cannot be built is refused with what installs it.
 pub fn variant_list(s: &str) -> Result<String, String> {
-    if s.trim() == "all" {
-        return Ok(s.to_string());
-    }
     for name in parse_list(s) {
+        if name == "all" {
+            continue;
+        }
+        if name == "jvm" {
+            if let Some(why) = crate::measure::jvm::unavailable() {
+                return Err(format!("variant 'jvm' (the JVM originals): {why}"));
+            }
+            continue;
+        }
         if !offered().iter().any(|v| v.name == name) {
             if variants::is_jvm(&name) && variants::find(&name).is_some() {
                 return Err(format!(
@@ -87,7 +98,15 @@ pub fn jvm_wait_values() -> Vec<PossibleValue> {
 
 /// `--variants`' possible values.
 pub fn variant_values() -> Vec<PossibleValue> {
-    choices::variant_values(&offered(), Some("every variant above but the planted faults"))
+    let mut v = choices::variant_values(
+        &offered(),
+        Some("every Rust handoff above but the planted faults (not the JVM's)"),
+    );
+    v.push(PossibleValue::new("jvm").help(
+        "the JVM originals jvm-lbq and jvm-disruptor (the latter with each --jvm-wait), one \
+         JVM per fork",
+    ));
+    v
 }
 
 /// A row: its label, variant and ring wait.
@@ -120,29 +139,24 @@ fn dedup<T: PartialEq>(xs: Vec<T>) -> Vec<T> {
 }
 
 /// The rows of `--variants` × (for the ring) `wait`, and (for the JVM Disruptor)
-/// `jvm_wait`. `all` leaves the JVM originals out where the JVM side cannot be built, and
-/// says so in the second value.
-pub fn row_specs(variants: &str, wait: &str, jvm_wait: &str) -> (Vec<RowSpec>, Option<String>) {
-    let mut left_out = None;
-    let names: Vec<String> = if variants.trim() == "all" {
-        let jvm_why = crate::measure::jvm::unavailable();
-        offered()
-            .into_iter()
-            .filter(|v| !v.is_fault() && v.name != crate::measure::jvm::SEED_DISRUPTOR)
-            .filter(|v| match (&jvm_why, variants::is_jvm(v.name)) {
-                (Some(why), true) => {
-                    left_out = Some(format!("the JVM originals were left out: {why}"));
-                    false
-                }
-                _ => true,
-            })
-            .map(|v| v.name.to_string())
-            .collect()
-    } else {
-        dedup(parse_list(variants))
-    };
+/// `jvm_wait`: `all` stands for every Rust handoff but the planted faults, `jvm` for the
+/// JVM originals of [`JVM_SET`].
+pub fn row_specs(variants: &str, wait: &str, jvm_wait: &str) -> Vec<RowSpec> {
+    let mut names = Vec::new();
+    for n in parse_list(variants) {
+        match n.as_str() {
+            "all" => names.extend(
+                offered()
+                    .into_iter()
+                    .filter(|v| !v.is_fault() && !variants::is_jvm(v.name))
+                    .map(|v| v.name.to_string()),
+            ),
+            "jvm" => names.extend(JVM_SET.iter().map(|v| v.to_string())),
+            _ => names.push(n),
+        }
+    }
     let mut out = Vec::new();
-    for n in names {
+    for n in dedup(names) {
         let takes_wait = variants::find(&n).is_some_and(|v| v.takes_wait);
         let ws = if variants::is_jvm(&n) { jvm_waits(jvm_wait, wait) } else { waits(wait) };
         if takes_wait {
@@ -153,7 +167,7 @@ pub fn row_specs(variants: &str, wait: &str, jvm_wait: &str) -> (Vec<RowSpec>, O
             out.push(RowSpec { label: n.clone(), variant: n, wait: None });
         }
     }
-    (out, left_out)
+    out
 }
 
 /// The JVM Disruptor rows' waits: `--jvm-wait`'s list, or for `matching` the JVM's
@@ -288,7 +302,7 @@ fn cell_plan(
 pub fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
     check(a)?;
     let (rates, producers) = lists(a)?;
-    let (rows, left_out) = row_specs(&a.variants, &a.wait, &a.jvm_wait);
+    let rows = row_specs(&a.variants, &a.wait, &a.jvm_wait);
     let workloads = dedup(a.workloads.clone());
     let mut cells = Vec::new();
     let mut pairs = Vec::new();
@@ -340,7 +354,7 @@ pub fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
                     });
                 }
                 if chosen.iter().any(|v| v == "ring") {
-                    prows.extend(row_specs("ring", &a.pipeline_wait, "matching").0);
+                    prows.extend(row_specs("ring", &a.pipeline_wait, "matching"));
                 }
                 if prows.is_empty() {
                     return Err("the pipeline workload compares the ring with the locked queue: \
@@ -375,6 +389,6 @@ pub fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
             "locked_capacity": "unbounded",
         }),
         input_size: a.round_trips,
-        notes: left_out.into_iter().collect(),
+        notes: Vec::new(),
     })
 }

@@ -265,6 +265,19 @@ fn the_plan_has_a_floor_and_every_row_in_each_workload() {
     // ping-pong: floor + 3 rows; fixed rate: harness + 3; sweep: 3; pipeline: locked + ring[blocking,
     // yielding].
     assert_eq!(n, 4 + 4 + 3 + 3);
+    // `jvm` is the queue and the Disruptor, once per --jvm-wait; no JVM pipeline.
+    let rows = plan::row_specs("locked,jvm", "busy-spin", "blocking,busy-spin");
+    let labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["locked", "jvm-lbq", "jvm-disruptor[blocking]", "jvm-disruptor[busy-spin]"]
+    );
+    let n = plan_of(&["--variants", "locked,jvm", "--jvm-wait", "blocking,busy-spin"]).unwrap();
+    assert_eq!(n, 5 + 5 + 4 + 1);
+    // `matching` takes the JVM's strategy of each --wait, once.
+    let rows = plan::row_specs("jvm-disruptor", "blocking,java-blocking,yielding", "matching");
+    let waits: Vec<_> = rows.iter().filter_map(|r| r.wait.as_deref()).collect();
+    assert_eq!(waits, ["blocking", "yielding"]);
 }
 
 #[test]
