@@ -599,12 +599,7 @@ public final class Bus extends BusLib {
             proto.done(outcome(c, per, jitN, jitMs, waitClass, warm, runs));
             System.exit(0);
         } catch (Throwable t) {
-            String msg = t.toString();
-            for (Throwable x = t.getCause(); x != null; x = x.getCause()) msg += "; caused by " + x;
-            System.err.println("Bus: failed: " + msg);
-            t.printStackTrace(System.err);
-            proto.failed(msg);
-            System.exit(3);
+            proto.exitFailed("Bus", t);
         }
     }
 }

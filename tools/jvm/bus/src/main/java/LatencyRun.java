@@ -639,12 +639,7 @@ final class LatencyRun {
                 + ",\"jvm\":" + Protocol.jvmJson() + ",\"runs\":[" + String.join(",", runs) + "]}");
             System.exit(0);
         } catch (Throwable t) {
-            String msg = t.toString();
-            for (Throwable x = t.getCause(); x != null; x = x.getCause()) msg += "; caused by " + x;
-            System.err.println("LatencyRun: failed: " + msg);
-            t.printStackTrace(System.err);
-            proto.failed(msg);
-            System.exit(3);
+            proto.exitFailed("LatencyRun", t);
         }
     }
 }

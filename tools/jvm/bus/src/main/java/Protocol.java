@@ -78,6 +78,19 @@ final class Protocol {
         line("{\"type\":\"failed\",\"error\":" + str(error) + "}");
     }
 
+    /**
+     * A program's end after measuring started and failed: the error and its causes on one
+     * line, on stderr with its stack and as the `failed` line; exit 3 (not bad input).
+     */
+    void exitFailed(String program, Throwable t) {
+        String msg = t.toString();
+        for (Throwable x = t.getCause(); x != null; x = x.getCause()) msg += "; caused by " + x;
+        System.err.println(program + ": failed: " + msg);
+        t.printStackTrace(System.err);
+        failed(msg);
+        System.exit(3);
+    }
+
     // ---------------------------------------------------------------- JSON by hand
 
     static String str(String s) {
