@@ -330,7 +330,9 @@ fn jvm_method(out: &Results) -> Vec<String> {
             _ => "java.util.concurrent.LinkedBlockingQueue (unbounded)".to_string(),
         };
         let line = format!(
-            "{}: on Java {} ({}), {lib}; HdrHistogram {} (Java) records on the JVM's side              with the same bounds and correction as the Rust rows; {} JIT warm-up run(s)              before the cell's warm-up runs, one JVM per fork.",
+            "{}: on Java {} ({}), {lib}; HdrHistogram {} (Java) records on the JVM's side \
+             with the same bounds and correction as the Rust rows; {} JIT warm-up pass(es) \
+             before the cell's warm-up runs, one JVM per fork.",
             x.label,
             j.java,
             j.flags.join(" "),

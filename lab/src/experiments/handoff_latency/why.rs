@@ -13,6 +13,10 @@
 //! * `loaded-machine`: the forks met a load average above the CPU count: a producer or
 //!   consumer waits behind other work for a scheduler slice (milliseconds), and the late
 //!   count says the producer itself was held.
+//! * `machine-tail`: the harness alone (the schedule with no handoff) sent half a percent
+//!   or more of its messages late: that share of every row's messages is late before any
+//!   handoff, so the p99 (the slowest 1%) reads whether the machine stalled during a run,
+//!   and the p90 is where the designs differ.
 
 use super::analyse::detail;
 use super::depth::{Found, DEPTH_FROM_NS};
@@ -217,6 +221,52 @@ fn loaded(r: &Results, group: &str, cores: usize) -> Option<Why> {
     })
 }
 
+/// The harness's own late share from which the p99 (the slowest 1%) sits in the
+/// machine's stalls rather than the handoff's.
+pub const MACHINE_LATE_SHARE: f64 = 0.005;
+
+fn machine_tail(r: &Results, group: &str) -> Option<Why> {
+    let h = r.results.iter().find(|x| x.group == group && x.label == super::plan::HARNESS)?;
+    let f = detail(h).rate?;
+    let share = f.late as f64 / f.planned.max(1) as f64;
+    if share < MACHINE_LATE_SHARE {
+        return None;
+    }
+    let rows: Vec<(&Row, Tail)> = r
+        .results
+        .iter()
+        .filter(|x| x.group == group && x.status == Status::Ok)
+        .filter_map(|x| detail(x).tail.map(|t| (x, t)))
+        .collect();
+    let said: Vec<String> = rows
+        .iter()
+        .map(|(x, t)| {
+            let us = |ns: u64| fmt_num(ns as f64 / 1e3);
+            format!("{} p90 {} µs, p99 {} µs", x.label, us(t.p90), us(t.p99))
+        })
+        .collect();
+    let mut figures = vec![figure(r, h, "rate.late", f.late as f64)];
+    figures.extend(rows.iter().map(|(x, t)| figure(r, x, "tail.p90", t.p90 as f64)));
+    Some(Why {
+        group: group.into(),
+        variant: "every row".into(),
+        baseline: "–".into(),
+        rule: "machine-tail".into(),
+        text: format!(
+            "The harness alone, with no handoff, sent {}% of its messages 10 µs or more after \
+             they were due ({} of {}): that share of every row's messages is late before any \
+             handoff. A p99 here (the slowest 1%) reads whether the machine stalled during each \
+             run more than the design, and its paired ratios are wide; the p90 is where the \
+             designs differ: {}.",
+            fmt_num(100.0 * share),
+            f.late,
+            f.planned,
+            said.join("; ")
+        ),
+        figures,
+    })
+}
+
 /// The Why sentences for the fixed-rate and pipeline groups, against `base`.
 pub fn section(r: &Results, base: &str) -> Vec<Why> {
     let fastest = r
@@ -244,6 +294,7 @@ pub fn section(r: &Results, base: &str) -> Vec<Why> {
     }
     for g in groups {
         out.extend(loaded(r, g, r.environment.cores));
+        out.extend(machine_tail(r, g));
     }
     out
 }
