@@ -205,6 +205,26 @@ fn disruptor_own<M: Msg + Default + Copy + Sync, S: Sink<M> + Send + 'static>(
 /// `recv_batch(batch)` into the checker, every message counted; threads pinned as the lab
 /// places them when `pinned`.
 fn adapter_plain<H: handoff::Handoff>(h: &H, p: usize, n: u64, batch: usize, pinned: bool) -> f64 {
+    adapter_shaped::<H, false, false, false>(h, p, n, batch, pinned)
+}
+
+/// [`adapter_plain`] with one of the harness's own shapes switched on at a time:
+/// `PRODUCERS_FIRST` spawns the producers before the consumer (the harness's order);
+/// `HARNESS_TAKE` has the consumer take each message by reference and test its `sampled`
+/// flag, as the harness's `take` does; `CHECKED_SEND` stops a producer at a failed send, as
+/// the harness's `produce` does.
+fn adapter_shaped<
+    H: handoff::Handoff,
+    const PRODUCERS_FIRST: bool,
+    const HARNESS_TAKE: bool,
+    const CHECKED_SEND: bool,
+>(
+    h: &H,
+    p: usize,
+    n: u64,
+    batch: usize,
+    pinned: bool,
+) -> f64 {
     use handoff::{Consumer, Producer};
     let cpus = if pinned { placement::plan(Placement::Auto, p + 1).unwrap() } else { None };
     let cpus2 = cpus.clone();
@@ -215,11 +235,22 @@ fn adapter_plain<H: handoff::Handoff>(h: &H, p: usize, n: u64, batch: usize, pin
     let consumer = move || {
         pin(&cpus2, 0);
         let mut check = Check::default();
+        let mut sampled = 0u64;
         b2.wait();
         let t = Instant::now();
         let mut got = 0u64;
         loop {
-            let k = rx.recv_batch(batch, |m| check.take(m));
+            let k = if HARNESS_TAKE {
+                rx.recv_batch(batch, |m: Message<16>| {
+                    let m = &m;
+                    check.0.observe(m);
+                    if m.sampled != 0 {
+                        sampled = cold_count(sampled);
+                    }
+                })
+            } else {
+                rx.recv_batch(batch, |m| check.take(m))
+            };
             if k == 0 {
                 break;
             }
@@ -227,29 +258,45 @@ fn adapter_plain<H: handoff::Handoff>(h: &H, p: usize, n: u64, batch: usize, pin
         }
         let end = Instant::now();
         assert_eq!(got, n / p as u64 * p as u64, "plain lost messages");
+        assert_eq!(sampled, 0);
         (t, end)
     };
-    let c = std::thread::spawn(consumer);
-    let hs: Vec<_> = txs
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut tx)| {
-            let (b, cpus) = (barrier.clone(), cpus.clone());
-            std::thread::spawn(move || {
-                pin(&cpus, i + 1);
-                b.wait();
-                let t = Instant::now();
-                for s in 0..per {
+    let producer = |i: usize, mut tx: <H as handoff::Handoff>::Producer<Message<16>>| {
+        let (b, cpus) = (barrier.clone(), cpus.clone());
+        std::thread::spawn(move || {
+            pin(&cpus, i + 1);
+            b.wait();
+            let t = Instant::now();
+            for s in 0..per {
+                if CHECKED_SEND {
+                    if tx.send(Message::<16>::new(i as u32, s)).is_err() {
+                        break;
+                    }
+                } else {
                     let _ = tx.send(Message::<16>::new(i as u32, s));
                 }
-                t
-            })
+            }
+            t
         })
-        .collect();
+    };
+    let (c, hs) = if PRODUCERS_FIRST {
+        let hs: Vec<_> = txs.into_iter().enumerate().map(|(i, tx)| producer(i, tx)).collect();
+        (std::thread::spawn(consumer), hs)
+    } else {
+        let c = std::thread::spawn(consumer);
+        (c, txs.into_iter().enumerate().map(|(i, tx)| producer(i, tx)).collect())
+    };
     let mut ts: Vec<Instant> = hs.into_iter().map(|h| h.join().unwrap()).collect();
     let (t, end) = c.join().unwrap();
     ts.push(t);
     (per * p as u64) as f64 / end.duration_since(ts.into_iter().min().unwrap()).as_secs_f64() / 1e6
+}
+
+/// The harness's sampled-message record stands out of line, as this does.
+#[cold]
+#[inline(never)]
+fn cold_count(n: u64) -> u64 {
+    n + 1
 }
 
 fn spec(variant: &str, p: usize, placement: Placement, batch: usize, sample: u64) -> CellSpec {
@@ -352,6 +399,20 @@ fn disruptor_cases(p: usize, n: u64) -> Vec<Case> {
         let (h, s) = (h.clone(), spec("disruptor-rs", p, pl, b, smp));
         cases.push((name, Box::new(move || lab(&h, &s, n))));
     }
+    // 12..: the plain loop pinned at 64Ki a batch (case 5) with one harness shape each.
+    let (h4, h5, h6) = (h.clone(), h.clone(), h.clone());
+    cases.push((
+        "plain pin producers first",
+        Box::new(move || adapter_shaped::<_, true, false, false>(&h4, p, n, CAP, true)),
+    ));
+    cases.push((
+        "plain pin harness take",
+        Box::new(move || adapter_shaped::<_, false, true, false>(&h5, p, n, CAP, true)),
+    ));
+    cases.push((
+        "plain pin checked send",
+        Box::new(move || adapter_shaped::<_, false, false, true>(&h6, p, n, CAP, true)),
+    ));
     cases
 }
 
