@@ -41,7 +41,7 @@ pub fn judge(run: &RateRun, p99_bound_ns: u64) -> Result<(), String> {
 }
 
 /// A run's account, judged against the p99 bound `bound`, ns.
-pub fn facts(run: &RateRun, offered: f64, bound: u64) -> RateFacts {
+fn facts(run: &RateRun, offered: f64, bound: u64) -> RateFacts {
     RateFacts {
         offered,
         planned: run.planned,
