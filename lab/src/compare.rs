@@ -20,7 +20,12 @@ fn results_file(p: &Path) -> PathBuf {
     }
 }
 
-/// Reads a results.json of this schema version; a one-line error otherwise.
+/// The oldest schema version this lab still reads ([`Results::upgrade`] brings it to this
+/// one).
+pub const OLDEST_READ: u64 = 2;
+
+/// Reads a results.json of this schema version or one it upgrades; a one-line error
+/// otherwise.
 pub fn load(p: &Path) -> Result<Results, Error> {
     let file = results_file(p);
     let text = std::fs::read_to_string(&file)
@@ -35,16 +40,24 @@ pub fn load(p: &Path) -> Result<Results, Error> {
                 file.display()
             )))
         }
-        Some(n) if n != u64::from(SCHEMA_VERSION) => {
+        Some(n) if !(OLDEST_READ..=u64::from(SCHEMA_VERSION)).contains(&n) => {
             return Err(Error::Usage(format!(
-                "{} has schema_version {n}; this lab reads version {SCHEMA_VERSION}",
+                "{} has schema_version {n}; this lab reads versions {OLDEST_READ} to \
+                 {SCHEMA_VERSION}",
                 file.display()
             )))
         }
         Some(_) => {}
     }
-    serde_json::from_value(v)
-        .map_err(|e| Error::Usage(format!("{} is not a lab results.json: {e}", file.display())))
+    let mut r: Results = serde_json::from_value(v)
+        .map_err(|e| Error::Usage(format!("{} is not a lab results.json: {e}", file.display())))?;
+    r.upgrade();
+    // Every row's own fields must read as its experiment's: a renamed or mistyped field is
+    // an error here, not a figure missing from the report.
+    if let Some(e) = crate::experiments::find(&r.experiment) {
+        e.check_rows(&r).map_err(|e| Error::Usage(format!("{}: {e}", file.display())))?;
+    }
+    Ok(r)
 }
 
 /// How `b` stands against `a`.
@@ -297,6 +310,31 @@ pub fn report_again(dir: &Path, details: bool) -> Result<i32, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Role;
+
+    #[test]
+    fn roles_written_only_in_labels_are_read_into_roles() {
+        let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/roles-in-labels/results.json");
+        let r = load(&f).expect("a version 2 results.json loads");
+        assert_eq!(r.schema_version, SCHEMA_VERSION);
+        let role = |l: &str| {
+            let x = r.results.iter().find(|x| x.label == l).expect(l);
+            (x.role, x.beside.clone())
+        };
+        assert_eq!(role("ring"), (Role::Measured, None));
+        assert_eq!(role("ring/own-loop"), (Role::OwnLoop, Some("ring".into())));
+        assert_eq!(role("locked[in-run]"), (Role::Twin, Some("locked".into())));
+        let q = |a: &str, b: &str| {
+            let q = r.ratios.iter().find(|q| q.variant == a && q.baseline == b).expect(a);
+            (q.row_role, q.baseline_role, q.is_side(), q.is_own_loops())
+        };
+        assert_eq!(q("ring", "locked"), (Role::Measured, Role::Measured, false, false));
+        assert_eq!(q("ring", "ring/own-loop"), (Role::Measured, Role::OwnLoop, true, false));
+        assert_eq!(q("ring[in-run]", "ring"), (Role::Twin, Role::Measured, true, false));
+        let own = q("ring/own-loop", "locked/own-loop");
+        assert_eq!(own, (Role::OwnLoop, Role::OwnLoop, true, true));
+    }
 
     #[test]
     fn a_change_needs_disjoint_intervals() {
@@ -308,21 +346,8 @@ mod tests {
     }
 
     fn ratio(median: f64, lo: f64, hi: f64) -> Ratio {
-        Ratio {
-            variant: "ring".into(),
-            baseline: "locked".into(),
-            group: "P=1".into(),
-            producers: Some(1),
-            median: Some(median),
-            ci_low: Some(lo),
-            ci_high: Some(hi),
-            coverage: Some(0.99),
-            rounds: 27,
-            unstable: false,
-            rounds_needed: None,
-            off_phase_rounds: 0,
-            off_phase_median: None,
-        }
+        let q = crate::results::fixture::ratio("ring", "locked", "P=1", median, Some([lo, hi]));
+        Ratio { producers: Some(1), coverage: Some(0.99), rounds: 27, ..q }
     }
 
     #[test]

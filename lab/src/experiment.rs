@@ -11,7 +11,7 @@
 //! in [`crate::experiments::ALL`].
 
 use crate::protocol::{Ctx, HeapTotals};
-use crate::results::{Fork, Results, RoundsDone, Row, Status};
+use crate::results::{Fork, Results, Role, RoundsDone, Row, Status};
 use crate::units::parse_size;
 use clap::{Args, FromArgMatches, ValueEnum};
 use serde::de::DeserializeOwned;
@@ -154,6 +154,10 @@ pub struct CellPlan<C> {
     pub key: BTreeMap<String, Value>,
     /// Rows of a group are compared with each other.
     pub group: String,
+    /// What its row is in the comparison.
+    pub role: Role,
+    /// The label of the cell a side cell stands beside.
+    pub beside: Option<String>,
     /// Threads the cell runs (for oversubscription).
     pub threads: usize,
     /// The unit of its measured runs.
@@ -183,6 +187,8 @@ impl<C> CellPlan<C> {
             label,
             key: BTreeMap::new(),
             group: group.into(),
+            role: Role::Measured,
+            beside: None,
             threads: 1,
             unit: "ms",
             higher_is_better: false,
@@ -234,6 +240,9 @@ pub trait Experiment: Sized + 'static {
     type Cell: Serialize + DeserializeOwned + Clone + Debug + Send + Sync;
     /// What a child returns.
     type Outcome: Outcome;
+    /// A row's own fields in results.json, beside the envelope (`Row::detail`): what
+    /// `analyse` writes and what `lab report` and `lab compare` read back strictly.
+    type Detail: Serialize + DeserializeOwned + Debug;
 
     /// Validates the options and plans the cells (a one-line error on bad input).
     fn plan(args: &Self::Args, shared: &Shared) -> Result<Plan<Self::Cell>, String>;
@@ -329,6 +338,8 @@ impl<E: Experiment> CellRecord<E> {
             label: p.label.clone(),
             key: p.key.clone(),
             group: p.group.clone(),
+            role: p.role,
+            beside: p.beside.clone(),
             status,
             valid: status == Status::Ok,
             unit: p.unit.to_string(),

@@ -25,6 +25,9 @@ pub trait Registered: Sync {
     fn run(&self, m: &ArgMatches) -> Result<i32, Error>;
     /// Runs one cell in this process (a child); returns the outcome as JSON.
     fn child(&self, spec: &ChildSpec, ctx: &mut Ctx) -> Result<Value, String>;
+    /// Reads every row's own fields of a results.json of this experiment as its detail
+    /// type; the first that does not read, with the row and the field named.
+    fn check_rows(&self, r: &Results) -> Result<(), String>;
 }
 
 /// The registration of `E`.
@@ -98,9 +101,37 @@ impl<E: Experiment> Registered for Entry<E> {
         let env = environment(&shared, &plan);
         let finished = runner::run::<E>(&plan, &shared, &dir);
         let mut out = assemble::<E>(&args, &shared, &plan, env, &finished);
-        E::analyse(&args, &finished, &mut out);
+        // A failure in the analysis (a row's fields that its own code cannot read back) is
+        // not allowed to lose what was measured: the rows, forks and ratios are written
+        // with the failure in the notes.
+        let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            E::analyse(&args, &finished, &mut out);
+        }));
+        // What `lab report` and `lab compare` will read back must read as this experiment's
+        // rows.
+        let analysed = analysed
+            .map_err(|p| {
+                let s = p.downcast_ref::<String>().cloned();
+                s.or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic without a message".into())
+            })
+            .and_then(|()| self.check_rows(&out));
+        if let Err(why) = &analysed {
+            out.status = "failed".into();
+            out.notes.push(format!("The analysis failed after measuring: {why}"));
+        }
         crate::report::emit(&out, &dir, default_location, shared.details).map_err(Error::Failed)?;
+        if analysed.is_err() {
+            return Err(Error::Failed(format!(
+                "the analysis failed after measuring; the measured rows are in {}",
+                dir.join("results.json").display()
+            )));
+        }
         outcome(&out, &finished)
+    }
+
+    fn check_rows(&self, r: &Results) -> Result<(), String> {
+        r.results.iter().try_for_each(|x| x.typed_detail::<E::Detail>().map(drop))
     }
 
     fn child(&self, spec: &ChildSpec, ctx: &mut Ctx) -> Result<Value, String> {

@@ -9,12 +9,13 @@
 //! Invalid runs are shown (and counted) but never enter a statistic.
 
 use crate::machine::Environment;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// The version of this schema. Files without the field predate it.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A cell's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,6 +63,29 @@ impl Status {
         } else {
             self
         }
+    }
+}
+
+/// What a row is in its experiment's comparison. Rows beside the results (an own loop, a
+/// traced twin) stay out of the headline tables, the verdict's comparisons and the Why
+/// section; they are compared with the row they stand beside.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// One of the compared rows (the baseline included).
+    #[default]
+    Measured,
+    /// The competitor of the row it stands beside, driven through its own API in a plain
+    /// loop (the calibration of that row).
+    OwnLoop,
+    /// The row it stands beside with the flight recorder on in its timed forks.
+    Twin,
+}
+
+impl Role {
+    /// Whether a row of this role stands beside the results rather than among them.
+    pub fn is_side(self) -> bool {
+        self != Role::Measured
     }
 }
 
@@ -136,6 +160,13 @@ pub struct Row {
     pub key: BTreeMap<String, Value>,
     /// Rows of the same group are compared with each other (`P=2`, `size=1024`).
     pub group: String,
+    /// What the row is in the comparison (absent, i.e. measured, from results written
+    /// before roles; [`Results::upgrade`] reads those from the labels).
+    #[serde(default, skip_serializing_if = "is_measured")]
+    pub role: Role,
+    /// The label of the row a side row stands beside (its own loop's or twin's plain row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beside: Option<String>,
     /// Outcome.
     pub status: Status,
     /// True when every run of every fork passed its checks.
@@ -180,10 +211,52 @@ impl Row {
         }
     }
 
-    /// The experiment's own fields as its typed detail (`None` when they do not read as
-    /// one: another experiment's row, or a field of the wrong type).
-    pub fn typed_detail<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
-        serde_json::from_value(Value::Object(self.detail.clone())).ok()
+    /// The experiment's own fields as its typed detail `T`, read strictly: a field that does
+    /// not read as `T`'s (a wrong type) or that `T` does not have (a renamed or misspelt
+    /// one) is an error naming the row and the field, never a default. `None`: the row has
+    /// no fields of its own (a cell that did not run).
+    pub fn typed_detail<T: Serialize + DeserializeOwned>(&self) -> Result<Option<T>, String> {
+        if self.detail.is_empty() {
+            return Ok(None);
+        }
+        let whose = || format!("results.json row `{}` ({})", self.label, self.group);
+        let d: T = serde_path_to_error::deserialize(&self.detail)
+            .map_err(|e| format!("{}: field `{}`: {}", whose(), e.path(), e.inner()))?;
+        // A field `T` does not have is ignored by serde; reading `T` back out shows it.
+        let known = match serde_json::to_value(&d) {
+            Ok(Value::Object(m)) => m,
+            _ => return Err(format!("{}: its detail does not serialise to an object", whose())),
+        };
+        let unknown: Vec<&str> = self
+            .detail
+            .iter()
+            .filter(|(k, v)| !v.is_null() && !known.contains_key(*k))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        if !unknown.is_empty() {
+            let mut valid: Vec<&str> = known.keys().map(String::as_str).collect();
+            valid.sort_unstable();
+            return Err(format!(
+                "{}: unknown field `{}` (a field renamed or written by another lab?); valid: {}",
+                whose(),
+                unknown.join("`, `"),
+                valid.join(", ")
+            ));
+        }
+        Ok(Some(d))
+    }
+
+    /// [`Row::typed_detail`] for the experiment's own rows while it analyses them, whose
+    /// fields its own code wrote: a field that does not read is a bug in that code, and
+    /// stops the analysis with the row and the field named (the pipeline keeps what was
+    /// measured).
+    pub fn detail<T: Serialize + DeserializeOwned + Default>(&self) -> T {
+        self.detail_if_any().unwrap_or_default()
+    }
+
+    /// [`Row::detail`], `None` for a row with no fields of its own.
+    pub fn detail_if_any<T: Serialize + DeserializeOwned>(&self) -> Option<T> {
+        self.typed_detail().unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The valid forks' scores.
@@ -201,6 +274,12 @@ pub struct Ratio {
     pub baseline: String,
     /// The group both rows belong to.
     pub group: String,
+    /// The row's role.
+    #[serde(default, skip_serializing_if = "is_measured")]
+    pub row_role: Role,
+    /// The baseline's role.
+    #[serde(default, skip_serializing_if = "is_measured")]
+    pub baseline_role: Role,
     /// Producers, where the key has them.
     pub producers: Option<u64>,
     /// Median over rounds of (row better-than baseline) factor: > 1 means the row wins.
@@ -228,7 +307,22 @@ pub struct Ratio {
     pub off_phase_median: Option<f64>,
 }
 
+fn is_measured(r: &Role) -> bool {
+    *r == Role::Measured
+}
+
 impl Ratio {
+    /// Whether it pairs a side row: a traced twin, an own loop, or a row against its own
+    /// loop.
+    pub fn is_side(&self) -> bool {
+        self.row_role.is_side() || self.baseline_role.is_side()
+    }
+
+    /// Whether both rows are own loops (the comparison with no harness on either side).
+    pub fn is_own_loops(&self) -> bool {
+        self.row_role == Role::OwnLoop && self.baseline_role == Role::OwnLoop
+    }
+
     /// "5.31× [4.98, 5.60]", "5.31× [4.0, 7.1] unstable (≈ 40 rounds)", or "–".
     pub fn text(&self) -> String {
         let Some(m) = self.median else { return "–".into() };
@@ -397,6 +491,37 @@ pub struct Results {
     pub reasons: Option<Reasons>,
 }
 
+impl Results {
+    /// Brings results written by an older schema to this one, in place: before version 3 a
+    /// row's role was only in its label (`ring[in-run]` a traced twin of `ring`,
+    /// `ring/own-loop` the own loop beside `ring`).
+    pub fn upgrade(&mut self) {
+        if self.schema_version >= 3 {
+            return;
+        }
+        for x in &mut self.results {
+            let (role, beside) = legacy_role(&x.label);
+            (x.role, x.beside) = (role, beside.map(str::to_string));
+        }
+        for q in &mut self.ratios {
+            q.row_role = legacy_role(&q.variant).0;
+            q.baseline_role = legacy_role(&q.baseline).0;
+        }
+        self.schema_version = SCHEMA_VERSION;
+    }
+}
+
+/// A label's role as results before version 3 wrote it, and the row it stands beside.
+fn legacy_role(label: &str) -> (Role, Option<&str>) {
+    if let Some(plain) = label.strip_suffix("[in-run]") {
+        return (Role::Twin, Some(plain));
+    }
+    match label.rsplit_once('/') {
+        Some((plain, "own-loop")) => (Role::OwnLoop, Some(plain)),
+        _ => (Role::Measured, None),
+    }
+}
+
 /// The reasons table: the figures the Why rules rest on, a row per reason.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Reasons {
@@ -475,4 +600,53 @@ pub struct Figure {
     pub field: String,
     /// Its value.
     pub value: f64,
+}
+
+#[cfg(test)]
+pub mod fixture {
+    //! The one builder of test results: rows, ratios and runs made as results.json reads
+    //! them, so that a field added to the schema needs no change here.
+
+    use super::{Ratio, Results, Row};
+    use serde_json::{json, Value};
+
+    /// A row that passed: `label`, `group`, its score and interval, and its own fields.
+    pub fn row(label: &str, group: &str, score: f64, ci: Option<[f64; 2]>, detail: Value) -> Row {
+        let mut v = json!({
+            "label": label, "key": {}, "group": group, "status": "OK", "valid": true,
+            "unit": "u", "higher_is_better": false, "score": score, "score_ci": ci, "forks": [],
+        });
+        if let (Some(m), Value::Object(d)) = (v.as_object_mut(), detail) {
+            m.extend(d);
+        }
+        serde_json::from_value(v).expect("a row")
+    }
+
+    /// `variant` against `baseline` in `group`: median and interval.
+    pub fn ratio(
+        variant: &str,
+        baseline: &str,
+        group: &str,
+        m: f64,
+        ci: Option<[f64; 2]>,
+    ) -> Ratio {
+        serde_json::from_value(json!({
+            "variant": variant, "baseline": baseline, "group": group, "median": m,
+            "ci_low": ci.map(|c| c[0]), "ci_high": ci.map(|c| c[1]), "rounds": 7,
+            "unstable": false,
+        }))
+        .expect("a ratio")
+    }
+
+    /// A run of `experiment` with these rows and ratios.
+    pub fn results(experiment: &str, rows: Vec<Row>, ratios: Vec<Ratio>) -> Results {
+        serde_json::from_value(json!({
+            "schema_version": crate::results::SCHEMA_VERSION, "experiment": experiment,
+            "status": "complete", "environment": crate::machine::Environment::default(),
+            "config": {}, "rounds": {"planned": 7, "finished": 7}, "results": rows,
+            "ratios": ratios, "tables": [], "targets": [], "charts": [], "files": [],
+            "method": [], "notes": [],
+        }))
+        .expect("results")
+    }
 }

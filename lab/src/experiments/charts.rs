@@ -105,57 +105,8 @@ pub fn add_reference(c: &mut Chart, cats: &Categories, name: &str, figures: &[(S
 }
 
 #[cfg(test)]
-pub(crate) mod fixture {
-    //! Results built from rows written as results.json writes them, for the experiments'
-    //! chart tests.
-
-    use crate::results::{Ratio, Results, Row};
-    use serde_json::{json, Value};
-
-    /// A row that passed: `label`, `group`, its score and interval, and its own fields.
-    pub fn row(label: &str, group: &str, score: f64, ci: Option<[f64; 2]>, detail: Value) -> Row {
-        let mut v = json!({
-            "label": label, "key": {}, "group": group, "status": "OK", "valid": true,
-            "unit": "u", "higher_is_better": false, "score": score, "score_ci": ci, "forks": [],
-        });
-        if let (Some(m), Value::Object(d)) = (v.as_object_mut(), detail) {
-            m.extend(d);
-        }
-        serde_json::from_value(v).expect("a row")
-    }
-
-    /// `variant` against `baseline` in `group`: median and interval.
-    pub fn ratio(
-        variant: &str,
-        baseline: &str,
-        group: &str,
-        m: f64,
-        ci: Option<[f64; 2]>,
-    ) -> Ratio {
-        serde_json::from_value(json!({
-            "variant": variant, "baseline": baseline, "group": group, "median": m,
-            "ci_low": ci.map(|c| c[0]), "ci_high": ci.map(|c| c[1]), "rounds": 7,
-            "unstable": false,
-        }))
-        .expect("a ratio")
-    }
-
-    /// A run of `experiment` with these rows and ratios.
-    pub fn results(experiment: &str, rows: Vec<Row>, ratios: Vec<Ratio>) -> Results {
-        serde_json::from_value(json!({
-            "schema_version": crate::results::SCHEMA_VERSION, "experiment": experiment,
-            "status": "complete", "environment": crate::machine::Environment::default(),
-            "config": {}, "rounds": {"planned": 7, "finished": 7}, "results": rows,
-            "ratios": ratios, "tables": [], "targets": [], "charts": [], "files": [],
-            "method": [], "notes": [],
-        }))
-        .expect("results")
-    }
-}
-
-#[cfg(test)]
 mod tests {
-    use super::fixture::{ratio, results, row};
+    use crate::results::fixture::{ratio, results, row};
     use super::*;
     use serde_json::json;
 

@@ -203,21 +203,9 @@ mod tests {
     use super::*;
 
     fn q(p: u64, m: f64, ci: Option<(f64, f64)>) -> Ratio {
-        Ratio {
-            variant: "ring".into(),
-            baseline: "locked".into(),
-            group: format!("P={p}"),
-            producers: Some(p),
-            median: Some(m),
-            ci_low: ci.map(|c| c.0),
-            ci_high: ci.map(|c| c.1),
-            coverage: ci.map(|_| 0.99),
-            rounds: 27,
-            unstable: false,
-            rounds_needed: None,
-            off_phase_rounds: 0,
-            off_phase_median: None,
-        }
+        let group = format!("P={p}");
+        let q = crate::results::fixture::ratio("ring", "locked", &group, m, ci.map(|c| [c.0, c.1]));
+        Ratio { producers: Some(p), coverage: ci.map(|_| 0.99), rounds: 27, ..q }
     }
 
     #[test]

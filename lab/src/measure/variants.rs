@@ -16,6 +16,8 @@ pub struct VariantInfo {
     pub description: &'static str,
     /// Whether it is one of the lab's own designs (false: a reference peer or a fault).
     pub ours: bool,
+    /// Whether it runs on the JVM (a `tools/jvm` program) rather than through a Handoff.
+    pub jvm: bool,
     /// Whether its wait strategy is chosen with `--wait`.
     pub takes_wait: bool,
     /// Whether its consumer has a batch receive of its own, which `--batch` drives
@@ -45,6 +47,7 @@ impl VariantInfo {
 const VARIANTS: &[VariantInfo] = &[
     VariantInfo {
         name: "locked",
+        jvm: false,
         description: "LinkedBlockingQueue port: linked nodes, put lock + take lock, two \
                       conditions (crates/locked-queue)",
         ours: true,
@@ -55,6 +58,7 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "ring",
+        jvm: false,
         description: "LMAX Disruptor ring: preallocated slots, sequencers, a wait strategy \
                       (crates/ring)",
         ours: true,
@@ -65,6 +69,7 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "reactive",
+        jvm: false,
         description: "Reactor-style publish_on: request(n), prefetch, 75% replenish \
                       (crates/reactive)",
         ours: true,
@@ -75,6 +80,7 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "naive",
+        jvm: false,
         description: "Mutex<Vec<Box<_>>>: an allocation per message, no bound, no \
                       backpressure (crates/naive-buffer)",
         ours: true,
@@ -85,6 +91,7 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "crossbeam",
+        jvm: false,
         description: "peer: crossbeam_channel::bounded(ring size)",
         ours: false,
         takes_wait: false,
@@ -94,6 +101,7 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "std-mpsc",
+        jvm: false,
         description: "peer: std::sync::mpsc::sync_channel(ring size)",
         ours: false,
         takes_wait: false,
@@ -103,6 +111,7 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "disruptor-rs",
+        jvm: false,
         description: "peer: the disruptor crate 4.x (event poller; spin, then yield)",
         ours: false,
         takes_wait: false,
@@ -112,6 +121,7 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "jvm-lbq",
+        jvm: true,
         description: "the JVM original: java.util.concurrent.LinkedBlockingQueue put/take, \
                       tools/jvm/Bus.java",
         ours: false,
@@ -122,6 +132,7 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "jvm-disruptor",
+        jvm: true,
         description: "the JVM original: LMAX Disruptor 4.0 (the current release), the wait \
                       strategy named as --wait (blocking: BlockingWaitStrategy, as seed 001), \
                       tools/jvm/bus (Bus.java)",
@@ -133,6 +144,7 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "jvm-disruptor-3.4",
+        jvm: true,
         description: "the JVM original on seed 001's line: LMAX Disruptor 3.4, the same Bus \
                       and wait strategy as jvm-disruptor with the 3.4 jar in place of 4.0's",
         ours: false,
@@ -143,6 +155,7 @@ const VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "jvm-jctools",
+        jvm: true,
         description: "the JVM's bounded MPSC queue: JCTools MpscArrayQueue (capacity \
                       --ring-size), offer retried and drain with the wait named as --wait, \
                       tools/jvm/jctools",
@@ -157,6 +170,7 @@ const VARIANTS: &[VariantInfo] = &[
 const FAULT_VARIANTS: &[VariantInfo] = &[
     VariantInfo {
         name: "fault-lossy",
+        jvm: false,
         description: "test only: loses every 1000th message (LAB_FAULTS=1)",
         ours: false,
         takes_wait: false,
@@ -166,6 +180,7 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "fault-hang",
+        jvm: false,
         description: "test only: the consumer hangs (LAB_FAULTS=1)",
         ours: false,
         takes_wait: false,
@@ -175,6 +190,7 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "fault-jvm-lbq",
+        jvm: true,
         description: "test only: jvm-lbq with one message dropped by producer 0 (LAB_FAULTS=1)",
         ours: false,
         takes_wait: false,
@@ -184,6 +200,7 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "fault-jvm-jctools",
+        jvm: true,
         description: "test only: jvm-jctools with one message dropped by producer 0 \
                       (LAB_FAULTS=1)",
         ours: false,
@@ -194,6 +211,7 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "fault-slow-crossbeam",
+        jvm: false,
         description: "test only: crossbeam with a consumer that spins 500 ns a message \
                       (LAB_FAULTS=1)",
         ours: false,
@@ -204,6 +222,7 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "fault-lossy-own-loop",
+        jvm: false,
         description: "test only: crossbeam, whose own loop loses every 1000th message \
                       (LAB_FAULTS=1)",
         ours: false,
@@ -214,6 +233,7 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "fault-slow-own-loop",
+        jvm: false,
         description: "test only: crossbeam, whose own loop spins 500 ns a message \
                       (LAB_FAULTS=1)",
         ours: false,
@@ -224,6 +244,7 @@ const FAULT_VARIANTS: &[VariantInfo] = &[
     },
     VariantInfo {
         name: "fault-crash",
+        jvm: false,
         description: "test only: the process aborts (LAB_FAULTS=1)",
         ours: false,
         takes_wait: false,
@@ -275,9 +296,10 @@ pub fn list_help(what: &str, variants: &[VariantInfo]) -> String {
     s
 }
 
-/// True for the variants that run on the JVM (tools/jvm/Bus.java) rather than a Handoff.
+/// True for the variants that run on the JVM (tools/jvm/Bus.java) rather than a Handoff,
+/// planted faults included; false for a name the lab does not know.
 pub fn is_jvm(name: &str) -> bool {
-    name.contains("jvm-")
+    registry().iter().any(|v| v.name == name && v.jvm)
 }
 
 /// Looks a variant up by name.

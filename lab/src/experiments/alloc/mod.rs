@@ -313,6 +313,7 @@ impl Experiment for AllocPooledVsUnpooled {
     type Args = AllocArgs;
     type Cell = Cell;
     type Outcome = AllocOutcome;
+    type Detail = AllocDetail;
 
     fn plan(a: &AllocArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
         if a.ops == 0 {
@@ -520,7 +521,7 @@ fn charts(r: &Results) -> Vec<Chart> {
 
 /// A row's typed detail (the default for a row that has none).
 fn detail(x: &Row) -> AllocDetail {
-    x.typed_detail().unwrap_or_default()
+    x.detail()
 }
 
 fn fill_row(row: &mut Row, rec: &CellRecord<AllocPooledVsUnpooled>) {
@@ -723,7 +724,7 @@ fn method_lines(a: &AllocArgs, cells: &[CellRecord<AllocPooledVsUnpooled>]) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::charts::fixture::{ratio, results, row};
+    use crate::results::fixture::{ratio, results, row};
     use serde_json::json;
 
     #[test]

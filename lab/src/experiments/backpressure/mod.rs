@@ -499,6 +499,7 @@ impl Experiment for BackpressureBuffer {
     type Args = BackpressureArgs;
     type Cell = Cell;
     type Outcome = BpOutcome;
+    type Detail = BackpressureDetail;
 
     fn plan(a: &BackpressureArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
         if a.elements == 0 {
@@ -693,5 +694,5 @@ fn fill_row(row: &mut Row, rec: &CellRecord<BackpressureBuffer>) {
 
 /// A row's typed detail, when it reads as one.
 pub(super) fn detail(x: &Row) -> Option<BackpressureDetail> {
-    x.typed_detail()
+    x.detail_if_any()
 }

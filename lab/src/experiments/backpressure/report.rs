@@ -309,7 +309,7 @@ pub(super) fn method_lines() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::charts::fixture::{results, row};
+    use crate::results::fixture::{results, row};
     use serde_json::json;
 
     fn seed(label: &str, overflows: f64, expected: u64) -> Row {

@@ -151,7 +151,7 @@ pub fn own_baselines(
 
 /// A row's typed detail (the default for a row that has none).
 fn detail(x: &Row) -> HandoffDetail {
-    x.typed_detail().unwrap_or_default()
+    x.detail()
 }
 
 /// The table "Allocator", when more than one allocator ran: per Rust variant and P, the QPS

@@ -7,7 +7,7 @@ use crate::measure::harness::{self, CellOutput};
 use crate::measure::variants::is_jvm;
 use crate::profile::counters::{self, RunCounters, Values};
 use crate::profile::sched::ThreadOffCpu;
-use crate::results::{FileLink, Results, Row};
+use crate::results::{FileLink, Results, Role, Row};
 use crate::stats::percentiles::Percentiles;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -54,14 +54,13 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     out.charts = tables::charts(out);
     out.why = why::section(out);
     // A peer against its own loop is the calibration table's, not a comparison to explain.
-    out.why.retain(|w| {
-        !super::calibration::is_calibration(&w.variant)
-            && !super::calibration::is_calibration(&w.baseline)
-    });
+    let own: Vec<String> =
+        out.results.iter().filter(|x| x.role == Role::OwnLoop).map(|x| x.label.clone()).collect();
+    out.why.retain(|w| !own.contains(&w.variant) && !own.contains(&w.baseline));
     out.reasons = why::reasons(out);
     out.verdict = verdict(out);
     for row in &out.results {
-        let Some(d) = row.typed_detail::<HandoffDetail>() else { continue };
+        let Some(d) = row.detail_if_any::<HandoffDetail>() else { continue };
         // A JVM row's trace came from its flight recording, kept beside it for JMC or `jfr`.
         let rec =
             d.trace.as_deref().filter(|_| d.jvm.is_some()).map(crate::profile::jfr::recording_of);
@@ -108,13 +107,13 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
 /// The JVM rows' environment note (the JVM, its flags, the library versions each row ran)
 /// and method line, when JVM rows ran.
 fn jvm_environment(a: &DvlArgs, out: &mut Results) {
-    let jvm = out.results.iter().find_map(|x| x.typed_detail::<HandoffDetail>()?.jvm);
+    let jvm = out.results.iter().find_map(|x| x.detail::<HandoffDetail>().jvm);
     if let Some(j) = jvm {
         let jvm = &j.jvm;
         let libraries: Vec<String> = out
             .results
             .iter()
-            .filter_map(|x| x.typed_detail::<HandoffDetail>()?.jvm?.library)
+            .filter_map(|x| x.detail::<HandoffDetail>().jvm?.library)
             .fold(Vec::new(), |mut v, l| {
                 if !v.contains(&l) {
                     v.push(l);
@@ -124,7 +123,7 @@ fn jvm_environment(a: &DvlArgs, out: &mut Results) {
         // The Disruptor version each Disruptor row ran (the current line and seed 001's).
         let mut disruptors: Vec<String> = Vec::new();
         for r in &out.results {
-            let Some(d) = r.typed_detail::<HandoffDetail>().and_then(|d| d.jvm) else { continue };
+            let Some(d) = r.detail::<HandoffDetail>().jvm else { continue };
             let v = r.key.get("variant").and_then(Value::as_str).unwrap_or("?");
             let v = v.split(['[', '@', '(']).next().unwrap_or(v);
             let line = format!("{} ({v})", d.disruptor_version.as_deref().unwrap_or("–"));
@@ -152,7 +151,7 @@ fn jvm_environment(a: &DvlArgs, out: &mut Results) {
 fn jvm_method_line(a: &DvlArgs, out: &Results) -> String {
     let mut waits: Vec<String> = Vec::new();
     let mut gcs: Vec<String> = Vec::new();
-    for d in out.results.iter().filter_map(|x| x.typed_detail::<HandoffDetail>()?.jvm) {
+    for d in out.results.iter().filter_map(|x| x.detail::<HandoffDetail>().jvm) {
         if let Some(w) = d.wait_strategy.filter(|w| !waits.contains(w)) {
             waits.push(w);
         }
@@ -206,7 +205,7 @@ fn jvm_method_line(a: &DvlArgs, out: &Results) -> String {
 /// locked queue also quotes the seed's ratios.
 pub(super) fn verdict(r: &Results) -> Vec<String> {
     use crate::experiments::verdict::{comparisons, num};
-    let mut lines: Vec<String> = comparisons(&r.ratios, |q| !super::calibration::is_side_ratio(q))
+    let mut lines: Vec<String> = comparisons(&r.ratios, |q| !q.is_side())
         .into_iter()
         .map(|c| {
             let mut line = c.line;
@@ -288,6 +287,10 @@ pub struct HandoffDetail {
     /// A JVM row's own instruments (absent from Rust rows).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jvm: Option<JvmDetail>,
+    /// A traced twin's kept flight-recorder dumps of its timed forks, the outliers (absent
+    /// from other rows).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub in_run_traces: Vec<super::inrun::InRunTrace>,
 }
 
 /// One measured run, briefly.
@@ -554,6 +557,7 @@ fn fill_row(
             j.allocation_sites = sites.unwrap_or_default();
             j
         }),
+        in_run_traces: Vec::new(),
     };
     row.set_detail(&detail);
 }
@@ -776,20 +780,17 @@ mod tests {
     }
 
     fn ratio(p: u64, m: f64, ci: Option<(f64, f64)>, apart: usize) -> Ratio {
+        let group = format!("P={p}");
+        let q = crate::results::fixture::ratio("ring", "locked", &group, m, ci.map(|c| [c.0, c.1]));
         Ratio {
-            variant: "ring".into(),
-            baseline: "locked".into(),
-            group: format!("P={p}"),
             producers: Some(p),
-            median: Some(m),
-            ci_low: ci.map(|c| c.0),
-            ci_high: ci.map(|c| c.1),
             coverage: Some(0.99),
             rounds: 27,
             unstable: ci.is_none_or(|c| c.1 - c.0 > 0.2 * m),
             rounds_needed: Some(80),
             off_phase_rounds: apart,
             off_phase_median: (apart > 0).then_some(2.0),
+            ..q
         }
     }
 
@@ -809,25 +810,9 @@ mod tests {
             };
             ratios.push(ratio(p, if p == 3 { 0.98 } else { m }, ci, if p == 2 { 13 } else { 0 }));
         }
-        let mut r = Results {
-            schema_version: crate::results::SCHEMA_VERSION,
-            experiment: "disruptor-vs-lbq".into(),
-            status: "complete".into(),
-            environment: crate::machine::Environment::default(),
-            config: json!({}),
-            rounds: RoundsDone { planned: 27, finished: 27, made_up: 0 },
-            results: rows,
-            ratios,
-            tables: Vec::new(),
-            targets: Vec::new(),
-            charts: Vec::new(),
-            files: Vec::new(),
-            method: Vec::new(),
-            notes: vec!["a note".into(); 14],
-            why: Vec::new(),
-            verdict: Vec::new(),
-            reasons: None,
-        };
+        let mut r = crate::results::fixture::results("disruptor-vs-lbq", rows, ratios);
+        r.rounds = RoundsDone { planned: 27, finished: 27, made_up: 0 };
+        r.notes = vec!["a note".into(); 14];
         r.tables = tables::headline_tables(&r);
         r.tables.push(tables::forks_table(&r));
         r.tables.push(tables::latency_table(&r, 1024));

@@ -10,13 +10,13 @@
 //! under [`SLOW_BELOW`], the lab would be measuring its own harness, not the competitor;
 //! over [`FAST_ABOVE`], the own loop is not the crate's best plain use on this machine (or
 //! the adapter beats the crate's own API), so it bounds nothing. Calibration rows stay out
-//! of the headline tables, the verdict's comparisons and the Why section ([`is_side`]).
+//! of the headline tables, the verdict's comparisons and the Why section (their role,
+//! [`Role::OwnLoop`]).
 
-use super::inrun;
 use crate::experiment::Plan;
 use crate::measure::calibration::{kind_of, label_of};
 use crate::measure::harness::CellSpec;
-use crate::results::{Ratio, Results, Table};
+use crate::results::{Ratio, Results, Role, Table};
 use serde_json::json;
 
 /// A row is flagged when the lab runs it below this share of its calibration.
@@ -24,23 +24,6 @@ pub const SLOW_BELOW: f64 = 0.9;
 
 /// A row is flagged when the lab runs it above this share of its calibration.
 pub const FAST_ABOVE: f64 = 1.1;
-
-/// Whether `label` is a calibration cell's (`<label>/<kind>`).
-pub fn is_calibration(label: &str) -> bool {
-    label.rsplit_once('/').is_some_and(|(_, kind)| kind == crate::measure::calibration::OWN_LOOP)
-}
-
-/// Whether `label` is a row beside the results (a traced twin or a calibration) rather
-/// than one of the compared rows.
-pub fn is_side(label: &str) -> bool {
-    inrun::is_twin(label) || is_calibration(label)
-}
-
-/// Whether a ratio pairs a side row: a traced twin, a calibration, or a cell against its
-/// calibration.
-pub fn is_side_ratio(q: &Ratio) -> bool {
-    is_side(&q.variant) || is_side(&q.baseline)
-}
 
 /// Puts a calibration cell after every cell whose variant has a calibration kind (traced
 /// twins excepted: their plain cell's calibration serves them; our own variants only with
@@ -51,12 +34,14 @@ pub fn cells(plan: &mut Plan<CellSpec>, ours: bool) {
     for c in std::mem::take(&mut plan.cells) {
         let is_ours = crate::measure::variants::find(&c.cell.variant).is_some_and(|v| v.ours);
         let kind = kind_of(&c.cell.variant)
-            .filter(|_| !inrun::is_twin(&c.label))
+            .filter(|_| c.role != Role::Twin)
             .filter(|_| ours || !is_ours);
         let mut cal = None;
         if let Some(kind) = kind {
             let mut k = c.clone();
             k.label = label_of(&c.label, kind);
+            k.role = Role::OwnLoop;
+            k.beside = Some(c.label.clone());
             k.file_stem = format!("{}-{kind}", c.file_stem);
             k.key.insert("calibration".into(), json!(kind));
             k.cell.calibration = Some(kind.to_string());
@@ -94,29 +79,36 @@ pub fn cells(plan: &mut Plan<CellSpec>, ours: bool) {
 /// comparison with the harness taken out of both sides, for the verdict to set beside the
 /// lab's ([`own_loop_lines`]).
 fn own_loop_pairs(plan: &mut Plan<CellSpec>) {
-    let labels: Vec<&str> = plan.cells.iter().map(|c| c.label.as_str()).collect();
-    let more = own_pairs(&labels, &plan.pairs, plan.baseline.as_deref());
+    let cells: Vec<Cell<'_>> =
+        plan.cells.iter().map(|c| (c.label.as_str(), c.role, c.beside.as_deref())).collect();
+    let more = own_pairs(&cells, &plan.pairs, plan.baseline.as_deref());
     plan.pairs.extend(more);
 }
 
-/// The own-loop pairs of [`own_loop_pairs`], from the cells' labels, the named pairs and
-/// the baseline: new pairs only.
+/// A planned cell as [`own_pairs`] sees it: its label, role and the cell it stands beside.
+type Cell<'a> = (&'a str, Role, Option<&'a str>);
+
+/// The own-loop pairs of [`own_loop_pairs`], from the cells, the named pairs and the
+/// baseline: new pairs only.
 fn own_pairs(
-    labels: &[&str],
+    cells: &[Cell<'_>],
     pairs: &[(String, String)],
     baseline: Option<&str>,
 ) -> Vec<(String, String)> {
-    let own = crate::measure::calibration::OWN_LOOP;
+    let measured = |l: &str| cells.iter().any(|c| c.0 == l && c.1 == Role::Measured);
+    let own_of = |l: &str| {
+        cells.iter().find(|c| c.1 == Role::OwnLoop && c.2 == Some(l)).map(|c| c.0.to_string())
+    };
     // The compared pairs: the named ones, and every row against the baseline.
     let mut compared = pairs.to_vec();
     if let Some(base) = baseline {
-        compared.extend(labels.iter().map(|l| (l.to_string(), base.to_string())));
+        compared.extend(cells.iter().map(|c| (c.0.to_string(), base.to_string())));
     }
     let mut more = Vec::new();
-    for (a, b) in compared.iter().filter(|(a, b)| a != b && !is_side(a) && !is_side(b)) {
-        let pair = (label_of(a, own), label_of(b, own));
-        let has = |l: &String| labels.contains(&l.as_str());
-        if has(&pair.0) && has(&pair.1) && !pairs.contains(&pair) && !more.contains(&pair) {
+    for (a, b) in compared.iter().filter(|(a, b)| a != b && measured(a) && measured(b)) {
+        let (Some(x), Some(y)) = (own_of(a), own_of(b)) else { continue };
+        let pair = (x, y);
+        if !pairs.contains(&pair) && !more.contains(&pair) {
             more.push(pair);
         }
     }
@@ -126,8 +118,7 @@ fn own_pairs(
 /// A verdict line per pair of own loops (`ring/own-loop against locked/own-loop: …`), the
 /// comparison with no harness on either side.
 pub fn own_loop_lines(r: &Results) -> Vec<String> {
-    let both = |q: &Ratio| is_calibration(&q.variant) && is_calibration(&q.baseline);
-    crate::experiments::verdict::comparisons(&r.ratios, both)
+    crate::experiments::verdict::comparisons(&r.ratios, Ratio::is_own_loops)
         .into_iter()
         .map(|c| format!("own loops, no harness on either side: {}", c.line))
         .collect()
@@ -135,7 +126,7 @@ pub fn own_loop_lines(r: &Results) -> Vec<String> {
 
 /// The (cell, calibration) ratios of a run.
 fn ratios(r: &Results) -> impl Iterator<Item = &Ratio> {
-    r.ratios.iter().filter(|q| is_calibration(&q.baseline) && !is_side(&q.variant))
+    r.ratios.iter().filter(|q| q.baseline_role == Role::OwnLoop && q.row_role == Role::Measured)
 }
 
 /// Each row's lab QPS against its calibration's, with the paired ratio and its flag.
@@ -256,10 +247,11 @@ pub fn warnings(r: &Results) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::charts::fixture;
+    use crate::results::fixture;
 
     fn ratio(median: f64, ci: Option<[f64; 2]>) -> Ratio {
-        fixture::ratio("crossbeam", "crossbeam/own-loop", "P=1", median, ci)
+        let q = fixture::ratio("crossbeam", "crossbeam/own-loop", "P=1", median, ci);
+        Ratio { baseline_role: Role::OwnLoop, ..q }
     }
 
     fn at(side: Side, shown: bool, median: f64) -> Option<Off> {
@@ -299,18 +291,19 @@ mod tests {
 
     #[test]
     fn own_loops_are_paired_as_their_rows_are() {
-        let labels = [
-            "locked",
-            "locked/own-loop",
-            "ring",
-            "ring/own-loop",
-            "jvm-disruptor",
-            "jvm-disruptor/own-loop",
-            "naive",
-            "ring[in-run]",
+        let (m, own, twin) = (Role::Measured, Role::OwnLoop, Role::Twin);
+        let cells = [
+            ("locked", m, None),
+            ("locked/own-loop", own, Some("locked")),
+            ("ring", m, None),
+            ("ring/own-loop", own, Some("ring")),
+            ("jvm-disruptor", m, None),
+            ("jvm-disruptor/own-loop", own, Some("jvm-disruptor")),
+            ("naive", m, None),
+            ("ring[in-run]", twin, Some("ring")),
         ];
         let named = vec![("ring".to_string(), "jvm-disruptor".to_string())];
-        let got = own_pairs(&labels, &named, Some("locked"));
+        let got = own_pairs(&cells, &named, Some("locked"));
         let want: Vec<(String, String)> = [
             ("ring/own-loop", "jvm-disruptor/own-loop"),
             ("ring/own-loop", "locked/own-loop"),
@@ -321,14 +314,5 @@ mod tests {
         .collect();
         // naive has no own loop here, the twin none of its own: neither is paired.
         assert_eq!(got, want);
-    }
-
-    #[test]
-    fn calibration_labels_are_told_apart() {
-        assert!(is_calibration("crossbeam/own-loop"));
-        assert!(is_calibration("disruptor-rs@mimalloc/own-loop"));
-        assert!(!is_calibration("crossbeam"));
-        assert!(is_side("ring[in-run]"));
-        assert!(!is_side("ring"));
     }
 }

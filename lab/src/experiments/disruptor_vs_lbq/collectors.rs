@@ -71,7 +71,7 @@ pub fn label(v: &str, wait: Option<&str>, message: &str, gc: Option<&str>) -> St
 }
 
 fn detail(x: &Row) -> HandoffDetail {
-    x.typed_detail().unwrap_or_default()
+    x.detail()
 }
 
 /// The table "Collector", when more than one collector ran: per JVM row and P, the QPS

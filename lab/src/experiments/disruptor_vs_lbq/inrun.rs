@@ -25,23 +25,13 @@ use crate::experiment::{CellPlan, CellRecord, Experiment, Finished, Plan, TraceM
 use crate::measure::harness::{CellOutput, CellSpec};
 use crate::profile::inrun::SCRATCH;
 use crate::results::Mode;
-use crate::results::{FileLink, Results, Row, Status, Table};
+use crate::results::{FileLink, Results, Role, Row, Status, Table};
 use crate::units::{fmt_num, group};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// What a traced twin's label adds to its plain cell's.
 pub const SUFFIX: &str = "[in-run]";
-
-/// Whether `label` is a traced twin's.
-pub fn is_twin(label: &str) -> bool {
-    label.ends_with(SUFFIX)
-}
-
-/// The plain cell's label of a twin's label.
-pub fn plain_of(label: &str) -> Option<&str> {
-    label.strip_suffix(SUFFIX)
-}
 
 /// With `--trace in-run`: a traced twin after every Rust cell (not the `jvm-*` cells, which
 /// no Rust recorder hears), a (twin, plain) ratio for each, and no untimed trace pass.
@@ -55,7 +45,7 @@ pub fn twins(mode: TraceMode, plan: &mut Plan<CellSpec>) {
         let twin = (!crate::measure::variants::is_jvm(&c.cell.variant)).then(|| twin_of(&c));
         cells.push(c);
         if let Some(t) = twin {
-            let pair = (t.label.clone(), plain_of(&t.label).unwrap_or_default().to_string());
+            let pair = (t.label.clone(), t.beside.clone().unwrap_or_default());
             if !plan.pairs.contains(&pair) {
                 plan.pairs.push(pair);
             }
@@ -74,6 +64,8 @@ pub fn twins(mode: TraceMode, plan: &mut Plan<CellSpec>) {
 fn twin_of(c: &CellPlan<CellSpec>) -> CellPlan<CellSpec> {
     let mut t = c.clone();
     t.label = format!("{}{SUFFIX}", c.label);
+    t.role = Role::Twin;
+    t.beside = Some(c.label.clone());
     t.key.insert("in_run_trace".into(), json!(true));
     t.cell.in_run_trace = Some(c.file_stem.clone());
     // The sampling-cost pairs are the plain cell's to measure; the heap pass would repeat
@@ -122,13 +114,6 @@ fn choose(scored: &[(usize, f64)], modes: Option<&[Mode; 2]>) -> Vec<(usize, &'s
     kept
 }
 
-/// A traced twin's own field in results.json, beside its [`super::HandoffDetail`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct InRunDetail {
-    /// The timed forks' flight-recorder dumps kept, the outliers.
-    pub in_run_traces: Vec<InRunTrace>,
-}
-
 /// One kept dump of a timed fork.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InRunTrace {
@@ -151,10 +136,13 @@ pub fn analyse<E: Handoffs>(run: &Finished<E>, out: &mut Results) {
     if !run.cells.iter().any(|c| c.plan.cell.in_run_trace.is_some()) {
         return;
     }
+    let twins: Vec<(String, Option<String>)> =
+        out.results.iter().map(|x| (x.label.clone(), x.beside.clone())).collect();
+    let beside = |label: &str| twins.iter().find(|t| t.0 == label).and_then(|t| t.1.as_deref());
     let mut seen: Vec<(String, String, String)> = Vec::new();
     out.ratios.retain(|q| {
         let id = (q.variant.clone(), q.baseline.clone(), q.group.clone());
-        let wanted = !is_twin(&q.variant) || plain_of(&q.variant) == Some(q.baseline.as_str());
+        let wanted = q.row_role != Role::Twin || beside(&q.variant) == Some(q.baseline.as_str());
         let first = !seen.contains(&id);
         seen.push(id);
         wanted && first
@@ -197,7 +185,9 @@ pub fn analyse<E: Handoffs>(run: &Finished<E>, out: &mut Results) {
                 kind: kind.into(),
             });
         }
-        row.set_detail(&InRunDetail { in_run_traces: listed });
+        let mut d: super::HandoffDetail = row.detail();
+        d.in_run_traces = listed;
+        row.set_detail(&d);
         for n in rec.forks.iter().filter_map(|f| f.outcome.as_ref()).flat_map(|o| &o.notes) {
             let n = format!("{} {}: {n}", row.label, row.group);
             if !notes.contains(&n) {
@@ -223,7 +213,8 @@ pub fn cost_table(r: &Results) -> Option<Table> {
         "In-run recording cost (the flight recorder in the timed forks)",
         &["variant", "P", "plain QPS", "traced QPS", "traced/plain QPS [interval]", "cost"],
     );
-    for q in r.ratios.iter().filter(|q| plain_of(&q.variant) == Some(q.baseline.as_str())) {
+    // Each twin's ratios are against its plain row only ([`analyse`]).
+    for q in r.ratios.iter().filter(|q| q.row_role == Role::Twin) {
         let qps = |l: &str| super::tables::qps_cell(r, l, &q.group);
         t.rows.push(vec![
             q.baseline.clone(),
@@ -286,12 +277,5 @@ mod tests {
         // A mode whose nearest fork is already kept adds nothing.
         let m = [mode(1.0), mode(2.1)];
         assert_eq!(choose(&s, Some(&m)), vec![(5, "slowest"), (0, "fastest"), (4, "mode2")]);
-    }
-
-    #[test]
-    fn twin_labels_round_trip() {
-        assert!(is_twin("ring[blocking][in-run]"));
-        assert_eq!(plain_of("ring[blocking][in-run]"), Some("ring[blocking]"));
-        assert_eq!(plain_of("ring"), None);
     }
 }

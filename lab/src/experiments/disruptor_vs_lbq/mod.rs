@@ -247,6 +247,7 @@ impl Experiment for DisruptorVsLbq {
     type Args = DvlArgs;
     type Cell = CellSpec;
     type Outcome = CellOutput;
+    type Detail = HandoffDetail;
 
     fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, String> {
         plan::plan(a, shared)

@@ -14,7 +14,7 @@ pub(super) fn table(r: &Results) -> Option<Table> {
         &["variant", "P", "profiler", "site", "bytes", "bytes/msg", "blocks or samples"],
     );
     for x in &r.results {
-        let Some(d) = x.typed_detail::<HandoffDetail>() else { continue };
+        let Some(d) = x.detail_if_any::<HandoffDetail>() else { continue };
         let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
         if let Some(h) = &d.heap {
             let m = h.messages.max(1) as f64;

@@ -7,7 +7,7 @@ use crate::units::{fmt_num, group};
 
 /// A row's typed detail (the default for a row that has none).
 fn detail(x: &Row) -> HandoffDetail {
-    x.typed_detail().unwrap_or_default()
+    x.detail()
 }
 
 /// The JVM rows' own evidence: allocation per message and GC, from the JVM's instruments.
@@ -49,7 +49,7 @@ pub(super) fn jvm_table(r: &Results) -> Option<Table> {
 fn axes(r: &Results) -> (Vec<String>, Vec<u64>) {
     let mut labels: Vec<String> = Vec::new();
     // Traced twins have their own table (`inrun::cost_table`).
-    for row in r.results.iter().filter(|x| !super::calibration::is_side(&x.label)) {
+    for row in r.results.iter().filter(|x| !x.role.is_side()) {
         if !labels.contains(&row.label) {
             labels.push(row.label.clone());
         }
@@ -92,7 +92,7 @@ fn cell_text(row: Option<&Row>, f: impl Fn(&Row, f64) -> String) -> String {
 pub(super) fn headline_tables(r: &Results) -> Vec<Table> {
     let (labels, ps) = axes(r);
     let mut pairs: Vec<(String, String)> = Vec::new();
-    for x in r.ratios.iter().filter(|x| !super::calibration::is_side_ratio(x)) {
+    for x in r.ratios.iter().filter(|x| !x.is_side()) {
         let p = (x.variant.clone(), x.baseline.clone());
         if !pairs.contains(&p) {
             pairs.push(p);
@@ -469,7 +469,7 @@ fn ratio_chart(r: &Results) -> Option<Chart> {
         y_label: "× (variant QPS / baseline QPS)".into(),
         ..Default::default()
     };
-    for x in r.ratios.iter().filter(|x| !super::calibration::is_side_ratio(x)) {
+    for x in r.ratios.iter().filter(|x| !x.is_side()) {
         let name = format!("{}/{}", x.variant, x.baseline);
         let (Some(p), Some(m)) = (x.producers, x.median) else { continue };
         let at = match c.series.iter().position(|(n, _)| *n == name) {
@@ -574,7 +574,7 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
 pub fn qps_cell(r: &Results, label: &str, group_: &str) -> String {
     match r.results.iter().find(|x| x.label == label && x.group == group_) {
         Some(x) if x.status != Status::Ok => x.status.word().to_string(),
-        Some(x) => x.typed_detail::<HandoffDetail>().and_then(|d| d.qps).map_or("–".into(), group),
+        Some(x) => x.detail::<HandoffDetail>().qps.map_or("–".into(), group),
         None => "–".into(),
     }
 }

@@ -114,7 +114,7 @@ const RULES: [Rule<Figures>; 6] = [gc::rule, allocation, sleeping, off_cpu, coun
 /// The Why section of a run.
 pub fn section(r: &Results) -> Vec<Why> {
     let figures = |i: usize, x: &Row| {
-        x.typed_detail::<HandoffDetail>().map(|d| Figures::of(i, &d)).unwrap_or_default()
+        x.detail_if_any::<HandoffDetail>().map(|d| Figures::of(i, &d)).unwrap_or_default()
     };
     why::section(r, figures, &RULES)
 }
@@ -123,9 +123,9 @@ pub fn section(r: &Results) -> Vec<Why> {
 /// twins' pairs left out: they have their own table).
 pub fn reasons(r: &Results) -> Option<Reasons> {
     let figures = |i: usize, x: &Row| {
-        x.typed_detail::<HandoffDetail>().map(|d| Figures::of(i, &d)).unwrap_or_default()
+        x.detail_if_any::<HandoffDetail>().map(|d| Figures::of(i, &d)).unwrap_or_default()
     };
-    why::reasons(r, figures, |q| !super::calibration::is_side_ratio(q), &REASONS)
+    why::reasons(r, figures, |q| !q.is_side(), &REASONS)
 }
 
 /// The rows of the reasons table, in the order of the rules.
@@ -342,41 +342,9 @@ mod tests {
     }
 
     fn results(rows: Vec<Row>, ratio: (f64, f64, f64)) -> Results {
-        let mut r = Results {
-            schema_version: crate::results::SCHEMA_VERSION,
-            experiment: "t".into(),
-            status: "complete".into(),
-            environment: crate::machine::Environment::default(),
-            config: json!({}),
-            rounds: crate::results::RoundsDone { planned: 1, finished: 1, made_up: 0 },
-            results: Vec::new(),
-            ratios: Vec::new(),
-            tables: Vec::new(),
-            targets: Vec::new(),
-            charts: Vec::new(),
-            files: Vec::new(),
-            method: Vec::new(),
-            notes: Vec::new(),
-            why: Vec::new(),
-            verdict: Vec::new(),
-            reasons: None,
-        };
-        r.results = rows;
-        r.ratios.push(Ratio {
-            variant: "ring".into(),
-            baseline: "locked".into(),
-            group: "P=1".into(),
-            producers: Some(1),
-            median: Some(ratio.0),
-            ci_low: Some(ratio.1),
-            ci_high: Some(ratio.2),
-            coverage: Some(0.99),
-            rounds: 18,
-            unstable: false,
-            rounds_needed: None,
-            off_phase_rounds: 0,
-            off_phase_median: None,
-        });
+        let mut r = crate::results::fixture::results("t", rows, Vec::new());
+        let q = crate::results::fixture::ratio("ring", "locked", "P=1", ratio.0, Some([ratio.1, ratio.2]));
+        r.ratios.push(Ratio { producers: Some(1), coverage: Some(0.99), rounds: 18, ..q });
         r
     }
 

@@ -170,7 +170,7 @@ fn fill_row(row: &mut Row, rec: &CellRecord<EchoServer>) {
 
 /// A row's typed detail (the default for a row that has none).
 pub(super) fn detail(x: &Row) -> EchoDetail {
-    x.typed_detail().unwrap_or_default()
+    x.detail()
 }
 
 pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Results) {

@@ -745,6 +745,7 @@ impl Experiment for EchoServer {
     type Args = EchoArgs;
     type Cell = EchoCell;
     type Outcome = EchoOutcome;
+    type Detail = analyse::EchoDetail;
 
     fn plan(a: &EchoArgs, shared: &Shared) -> Result<Plan<EchoCell>, String> {
         check_args(a)?;
@@ -843,7 +844,7 @@ impl Experiment for EchoServer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::charts::fixture::{results, row};
+    use crate::results::fixture::{results, row};
 
     #[test]
     fn the_main_chart_is_each_servers_requests_per_second_beside_the_seeds() {

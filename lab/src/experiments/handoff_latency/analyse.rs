@@ -56,7 +56,7 @@ pub struct LatDetail {
 
 /// A row's typed detail (the default for a row that has none).
 pub fn detail(x: &Row) -> LatDetail {
-    x.typed_detail().unwrap_or_default()
+    x.detail()
 }
 
 /// A row's merged histogram and its forks' own (with their wall time), from the valid forks.

@@ -295,7 +295,7 @@ fn the_row_files_are_written_and_read_back_with_the_same_percentiles() {
         forks.push((f as usize, 0.5, h));
     }
     let m = super::analyse::Merged { all, forks, uncorrected: None };
-    let mut out = crate::experiments::charts::fixture::results("handoff-latency", vec![], vec![]);
+    let mut out = crate::results::fixture::results("handoff-latency", vec![], vec![]);
     let files = super::analyse::write_files(&dir, "row", "ring[busy-spin]", &m, &mut out);
     assert_eq!(files, (Some("row.hgrm".into()), Some("row.hlog".into())));
     assert!(out.notes.is_empty(), "{:?}", out.notes);
@@ -319,7 +319,7 @@ fn the_row_files_are_written_and_read_back_with_the_same_percentiles() {
 
 #[test]
 fn a_harness_late_by_itself_says_the_p99_reads_the_machine() {
-    use crate::experiments::charts::fixture;
+    use crate::results::fixture;
     let rate =
         |late: u64| RateFacts { offered: 1e6, planned: 100_000, late, ..RateFacts::default() };
     let tail = |p90: u64, p99: u64| Tail { p90, p99, ..Tail::default() };

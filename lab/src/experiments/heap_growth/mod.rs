@@ -261,6 +261,7 @@ impl Experiment for HeapGrowth {
     type Args = HeapGrowthArgs;
     type Cell = GrowthCell;
     type Outcome = GrowthOutcome;
+    type Detail = HeapGrowthDetail;
 
     fn plan(a: &HeapGrowthArgs, shared: &Shared) -> Result<Plan<GrowthCell>, String> {
         let n = a.messages;
@@ -476,7 +477,7 @@ pub struct HeapGrowthDetail {
 
 /// A row's typed detail (the default for a row that has none).
 fn detail(x: &Row) -> HeapGrowthDetail {
-    x.typed_detail().unwrap_or_default()
+    x.detail()
 }
 
 /// The row's details from its heap pass (its evidence) and trace pass. An untimed row has
@@ -737,27 +738,11 @@ fn method_lines(a: &HeapGrowthArgs) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn row(label: &str, size: &str, max_bytes: u64) -> Row {
         let h = HeapTotals { max_bytes, ..HeapTotals::default() };
-        let mut x = Row {
-            label: label.into(),
-            key: BTreeMap::new(),
-            group: size.into(),
-            status: Status::Ok,
-            valid: true,
-            unit: "messages queued (max)".into(),
-            higher_is_better: false,
-            score: None,
-            score_ci: None,
-            score_ci_coverage: None,
-            modes: None,
-            forks: Vec::new(),
-            error: None,
-            stderr_tail: None,
-            detail: Default::default(),
-        };
+        let mut x = crate::results::fixture::row(label, size, 0.0, None, serde_json::json!({}));
+        (x.unit, x.score) = ("messages queued (max)".into(), None);
         x.set_detail(&HeapGrowthDetail { heap: Some(h), ..Default::default() });
         x
     }

@@ -267,6 +267,7 @@ impl Experiment for JvmReferee {
     type Args = RefereeArgs;
     type Cell = Cell;
     type Outcome = RefereeOutcome;
+    type Detail = RefereeDetail;
 
     fn plan(a: &RefereeArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
         for (v, name) in [
@@ -476,10 +477,10 @@ fn referee_table(out: &Results) -> (Table, Vec<String>) {
     for lab in
         out.results.iter().filter(|r| r.key.get("side").and_then(|v| v.as_str()) == Some("lab"))
     {
-        let Some(d) = lab.typed_detail::<RefereeDetail>() else { continue };
+        let Some(d) = lab.detail_if_any::<RefereeDetail>() else { continue };
         let jmh_label = format!("{}/jmh", lab.label);
         let jmh = out.results.iter().find(|r| r.label == jmh_label);
-        let pooled = jmh.and_then(|r| r.typed_detail::<RefereeDetail>()).and_then(|d| d.jmh_pooled);
+        let pooled = jmh.and_then(|r| r.detail_if_any::<RefereeDetail>()).and_then(|d| d.jmh_pooled);
         let ratio = out.ratios.iter().find(|x| x.variant == lab.label && x.baseline == jmh_label);
         // The pairing's factor is "row better than baseline"; the figure's own ratio is it
         // for ops/ms and its inverse for ns/op.

@@ -477,6 +477,7 @@ impl Experiment for PublishOnLatency {
     type Args = LatencyArgs;
     type Cell = Cell;
     type Outcome = LatencyOutcome;
+    type Detail = LatencyDetail;
 
     fn plan(a: &LatencyArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
         if a.elements == 0 {
@@ -646,7 +647,7 @@ pub struct LatencyDetail {
 
 /// A row's typed detail (the default for a row that has none).
 pub(super) fn detail(x: &Row) -> LatencyDetail {
-    x.typed_detail().unwrap_or_default()
+    x.detail()
 }
 
 fn fill_row(row: &mut Row, rec: &CellRecord<PublishOnLatency>) {

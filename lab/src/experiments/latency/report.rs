@@ -289,7 +289,7 @@ pub(super) fn method_lines(a: &LatencyArgs) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::charts::fixture::{ratio, results, row};
+    use crate::results::fixture::{ratio, results, row};
     use serde_json::json;
 
     #[test]

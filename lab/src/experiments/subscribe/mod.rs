@@ -300,6 +300,7 @@ impl Experiment for SubscribeOverhead {
     type Args = SubscribeArgs;
     type Cell = Cell;
     type Outcome = SubscribeOutcome;
+    type Detail = SubscribeDetail;
 
     fn plan(a: &SubscribeArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
         if a.elements == 0 {

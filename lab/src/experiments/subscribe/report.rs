@@ -34,7 +34,7 @@ pub(super) fn main_chart(r: &Results) -> Option<Chart> {
 
 /// A row's typed detail (the default for a row that has none).
 fn detail(x: &Row) -> SubscribeDetail {
-    x.typed_detail().unwrap_or_default()
+    x.detail()
 }
 
 /// The row's ratio among those `keep` keeps: as the row (its text), as the baseline, or none.
@@ -373,7 +373,7 @@ pub(super) fn method_lines(a: &SubscribeArgs) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::charts::fixture::{results, row};
+    use crate::results::fixture::{results, row};
 
     #[test]
     fn the_main_chart_is_each_rows_score_and_interval_beside_the_seeds_figure() {

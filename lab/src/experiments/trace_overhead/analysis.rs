@@ -8,7 +8,7 @@ use super::{
 use crate::experiment::{CellRecord, Finished};
 use crate::results::{Chart, FileLink, Results, Row, Status, Table, Target};
 use crate::stats::{median, median_ci, Interval, Summary};
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -275,7 +275,9 @@ pub(super) fn analyse(a: &TraceOverheadArgs, run: &Finished<TraceOverhead>, out:
     for (i, (row, an)) in out.results.iter_mut().zip(&rows).enumerate() {
         let ratio = ratios.iter().find(|r| r.variant == row.label && r.group == row.group);
         fill_detail(row, an, rounds, ratio.and_then(|r| r.median), n);
-        row.detail.insert("trace_files".into(), json!(files.get(&i).cloned().unwrap_or_default()));
+        let mut d: TraceDetail = row.detail();
+        d.trace_files = files.get(&i).cloned().unwrap_or_default();
+        row.set_detail(&d);
     }
     out.tables = vec![cost_table(out, &rows, n).headline(), record_path_table(&rows)];
     out.tables.extend(crate::report::failure_table(out, &["workload", "trace"], |x| {
@@ -311,11 +313,9 @@ pub(super) fn cost_chart(r: &Results) -> Option<Chart> {
     };
     let mut cats = crate::experiments::charts::Categories::default();
     for x in r.results.iter().filter(|x| x.status == Status::Ok) {
-        let Some(cost) = x.detail.get("cost_pct_median").and_then(Value::as_f64) else { continue };
-        let ci = x.detail.get("cost_ci_pct").and_then(|v| {
-            let a = v.as_array()?;
-            Some([a.first()?.as_f64()?, a.get(1)?.as_f64()?])
-        });
+        let d: TraceDetail = x.detail();
+        let Some(cost) = d.cost_pct_median else { continue };
+        let ci = d.cost_ci_pct;
         let at = cats.x(&x.label);
         crate::experiments::charts::push_point(&mut c, &x.group, at, cost, ci);
     }
@@ -377,38 +377,106 @@ fn move_file(from: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// A `trace-overhead` row's own fields in results.json (beside the row's envelope). A field
+/// absent from a row (written before it existed) reads as its default.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TraceDetail {
+    /// The workload's label.
+    pub workload: String,
+    /// Whether the workload decides the flight target.
+    pub decides: bool,
+    /// The cell's slot: `off`, `off-aa`, `flight`, `full`.
+    pub mode: String,
+    /// The recorder the cell ran under.
+    pub recorder: String,
+    /// Per planned round, the child's best run, ms (`None`: no valid fork that round).
+    pub child_best_ms: Vec<Option<f64>>,
+    /// Per planned round, the child's CPU time, ms.
+    pub child_cpu_ms: Vec<Option<f64>>,
+    /// Messages per second at the row's median score.
+    pub msgs_per_s_median: Option<f64>,
+    /// The paired ratio against off (off against itself: 1).
+    pub throughput_vs_off: Option<f64>,
+    /// The median over paired rounds of the run-time cost against off, %.
+    pub cost_pct_median: Option<f64>,
+    /// Per paired round, the cost against off, %.
+    pub cost_pct_per_round: Vec<f64>,
+    /// The cost's confidence interval, %.
+    pub cost_ci_pct: Option<[f64; 2]>,
+    /// Its coverage.
+    pub cost_ci_coverage: Option<f64>,
+    /// Per paired round, the CPU-time cost against off, %.
+    pub cpu_cost_pct_per_round: Vec<f64>,
+    /// What one record costs the calling thread under this recorder.
+    pub record_cost: Option<RecordCost>,
+    /// Records per message.
+    pub records_per_msg: Option<f64>,
+    /// The share of records that are spans.
+    pub span_share: Option<f64>,
+    /// The cost predicted from the record cost and the records per message, %.
+    pub predicted_cost_pct: Option<f64>,
+    /// The same prediction for the busiest thread, %.
+    pub predicted_cost_pct_busiest_thread: Option<f64>,
+    /// The thread that records the most.
+    pub busiest_thread: Option<String>,
+    /// Per thread: records per message and the cost they predict.
+    pub records_by_thread: Vec<ThreadShare>,
+    /// The size of each fork's trace file, bytes.
+    pub trace_bytes: Vec<u64>,
+    /// The allocator each fork reported.
+    pub allocator: Vec<AllocatorProbe>,
+    /// The trace files kept, relative to the run folder.
+    pub trace_files: Vec<String>,
+}
+
+/// One thread's records in [`TraceDetail`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ThreadShare {
+    /// The thread's name.
+    pub name: String,
+    /// Records per message.
+    pub per_msg: f64,
+    /// The cost they predict, %.
+    pub predicted_cost_pct: Option<f64>,
+}
+
 fn fill_detail(row: &mut Row, a: &Analysed, rounds: usize, ratio: Option<f64>, n: u64) {
     let by_round = |m: &ByRound| (0..rounds).map(|r| m.get(&r).copied()).collect::<Vec<_>>();
-    let d = json!({
-        "workload": a.workload.label(),
-        "decides": a.workload.decides(),
-        "mode": a.slot,
-        "recorder": a.recorder.name(),
-        "child_best_ms": by_round(&a.g.best),
-        "child_cpu_ms": by_round(&a.g.cpu),
-        "msgs_per_s_median": row.score.map(|s| n as f64 / s * 1e3),
+    row.set_detail(&TraceDetail {
+        workload: a.workload.label(),
+        decides: a.workload.decides(),
+        mode: a.slot.clone(),
+        recorder: a.recorder.name().to_string(),
+        child_best_ms: by_round(&a.g.best),
+        child_cpu_ms: by_round(&a.g.cpu),
+        msgs_per_s_median: row.score.map(|s| n as f64 / s * 1e3),
         // Off against itself is 1; the others: the pipeline's paired ratio against off.
-        "throughput_vs_off": if a.slot == "off" { Some(1.0) } else { ratio },
-        "cost_pct_median": a.cost,
-        "cost_pct_per_round": a.per_round,
-        "cost_ci_pct": a.ci.map(|c| [c.low, c.high]),
-        "cost_ci_coverage": a.ci.map(|c| c.coverage),
-        "cpu_cost_pct_per_round": a.cpu_round,
-        "record_cost": a.record_cost,
-        "records_per_msg": a.records_per_msg,
-        "span_share": a.span_share,
-        "predicted_cost_pct": a.predicted,
-        "predicted_cost_pct_busiest_thread": a.busiest.as_ref().map(|b| b.1),
-        "busiest_thread": a.busiest.as_ref().map(|b| b.0.clone()),
-        "records_by_thread": a.per_thread.iter().map(|(name, r, p)| json!({
-            "name": name, "per_msg": r, "predicted_cost_pct": p,
-        })).collect::<Vec<_>>(),
-        "trace_bytes": a.g.trace_bytes,
-        "allocator": a.g.allocators,
+        throughput_vs_off: if a.slot == "off" { Some(1.0) } else { ratio },
+        cost_pct_median: a.cost,
+        cost_pct_per_round: a.per_round.clone(),
+        cost_ci_pct: a.ci.map(|c| [c.low, c.high]),
+        cost_ci_coverage: a.ci.map(|c| c.coverage),
+        cpu_cost_pct_per_round: a.cpu_round.clone(),
+        record_cost: a.record_cost,
+        records_per_msg: a.records_per_msg,
+        span_share: a.span_share,
+        predicted_cost_pct: a.predicted,
+        predicted_cost_pct_busiest_thread: a.busiest.as_ref().map(|b| b.1),
+        busiest_thread: a.busiest.as_ref().map(|b| b.0.clone()),
+        records_by_thread: a
+            .per_thread
+            .iter()
+            .map(|(name, r, p)| ThreadShare {
+                name: name.clone(),
+                per_msg: *r,
+                predicted_cost_pct: *p,
+            })
+            .collect(),
+        trace_bytes: a.g.trace_bytes.clone(),
+        allocator: a.g.allocators.clone(),
+        trace_files: Vec::new(),
     });
-    if let Value::Object(m) = d {
-        row.detail.extend(m);
-    }
 }
 
 fn cost_table(out: &Results, rows: &[Analysed], n: u64) -> Table {
@@ -738,9 +806,10 @@ mod tests {
 
     #[test]
     fn the_main_chart_is_each_traced_modes_cost_and_interval_beside_the_target() {
-        use crate::experiments::charts::fixture::{results, row};
-        let cost =
-            |m: Option<f64>, ci: Option<[f64; 2]>| json!({"cost_pct_median": m, "cost_ci_pct": ci});
+        use crate::results::fixture::{results, row};
+        let cost = |m: Option<f64>, ci: Option<[f64; 2]>| {
+            serde_json::json!({"cost_pct_median": m, "cost_ci_pct": ci})
+        };
         let rows = vec![
             row("off", "locked P=2", 2.3, None, cost(None, None)),
             row("off-aa", "locked P=2", 2.0, None, cost(Some(-0.5), Some([-2.0, 1.0]))),

@@ -308,6 +308,7 @@ impl Experiment for TraceOverhead {
     type Args = TraceOverheadArgs;
     type Cell = Cell;
     type Outcome = ModeOutcome;
+    type Detail = analysis::TraceDetail;
 
     fn plan(a: &TraceOverheadArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
         if a.messages == 0 {
