@@ -35,13 +35,17 @@ bench *ARGS:
 bench-smoke:
     cargo bench --workspace -- --test
 
-# Formatting, clippy (warnings as errors), and the shape of lab/: no import circle between
-# its modules, no generic stage naming an experiment, no function over 120 lines.
+# Formatting, clippy (warnings as errors), and the code's shape: no import circle between
+# sibling modules at any folder depth of lab/src (the checker's self-test first), no
+# generic stage naming an experiment, no function over 120 lines in lab/ or crates/, no
+# Markdown page or source comment naming a repository path that does not exist.
 lint:
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
+    python3 scripts/import-circles.py --self-test
     python3 scripts/import-circles.py
-    python3 scripts/long-functions.py lab
+    python3 scripts/long-functions.py lab crates
+    python3 scripts/stale-paths.py
 
 # Loom models of the lock-free parts: the ring's sequencers and gating, the flight
 # recorder's per-thread ring, the locked queue's wake-up handshake (separate target dir:

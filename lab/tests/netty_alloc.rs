@@ -1,9 +1,10 @@
 //! `alloc-pooled-vs-unpooled`'s Netty rows end to end, at tiny scale: Netty 4.2's pooled
-//! and unpooled allocators, heap and direct, run by tools/jvm/netty/NettyAlloc.java beside
-//! the Rust pool and the global allocator, in the same rounds, with the Rust rows' ratios
-//! to Netty's heap rows; and a planted leak (`fault-netty-pooled-heap`, `LAB_FAULTS=1`)
-//! that must come out INVALID. (A Netty row named without a JDK or Maven is bad input naming
-//! the install command: the unit test of `alloc::netty::chosen_modes`.)
+//! and unpooled allocators, heap and direct, run by
+//! tools/jvm/netty/src/main/java/NettyAlloc.java beside the Rust pool and the global
+//! allocator, in the same rounds, with the Rust rows' ratios to Netty's heap rows; and a
+//! planted leak (`fault-netty-pooled-heap`, `LAB_FAULTS=1`) that must come out INVALID. (A
+//! Netty row named without a JDK or Maven is bad input naming the install command: the unit
+//! test of `alloc::netty::chosen_modes`.)
 //!
 //! Without a JDK or Maven (or Netty's jars from Maven Central) these tests FAIL, naming the install command.
 

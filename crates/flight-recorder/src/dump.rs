@@ -153,84 +153,148 @@ pub(crate) fn write_trace(
     let flows = pair_flows(win);
 
     for t in &win.threads {
-        write!(w, ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":", t.tid)?;
-        json_str(w, &t.name)?;
-        w.write_all(b"}}")?;
-        write!(w, ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{0},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{0}}}}}", t.tid)?;
+        write_thread(w, pid, t, &flows, &mut stats)?;
+    }
+    write_other_data(w, info, win, &stats)?;
+    Ok(stats)
+}
 
-        // Parents before children at equal start, so nesting is unambiguous.
-        let mut order: Vec<&Record> = t.records.iter().collect();
-        order.sort_by(|a, b| a.start_ns.cmp(&b.start_ns).then(b.end_ns.cmp(&a.end_ns)));
-        // Ends of the enclosing spans written so far: a span that starts inside one and
-        // ends after it (exits out of order, with manual enter/exit) would be dropped by
-        // Perfetto with an error; it is left out here and counted instead.
-        let mut open: Vec<u64> = Vec::new();
-        for r in order {
-            let tid = t.tid;
-            match r.kind {
-                Kind::Span => {
-                    while open.last().is_some_and(|&end| end <= r.start_ns) {
-                        open.pop();
-                    }
-                    if open.last().is_some_and(|&end| r.end_ns > end) {
-                        stats.overlapping += 1;
-                        continue;
-                    }
-                    open.push(r.end_ns);
-                    write!(w, ",\n{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"dur\":{},\"name\":", Us(r.start_ns), Us(r.end_ns - r.start_ns))?;
-                    json_str(w, r.meta.name())?;
-                    w.write_all(b",\"cat\":")?;
-                    json_str(w, r.meta.target())?;
-                    write_args(w, r, false)?;
-                    w.write_all(b"}")?;
-                    stats.events += 1;
-                    // Flow ends go at the slice's start, right after it: Perfetto binds
-                    // `s` to the deepest slice open there, which a later child (a wait
-                    // inside the publish) would otherwise be.
-                    let at = Us(r.start_ns);
-                    let flow = flows.get(&(tid, r.start_ns, r.meta.name() == "publish"));
-                    if let (Some(id), Some(_)) = (flow, flow_of(r, "publish")) {
-                        write!(w, ",\n{{\"ph\":\"s\",\"pid\":{pid},\"tid\":{tid},\"ts\":{at},\"id\":{id},\"name\":\"flow\",\"cat\":\"flow\"}}")?;
-                        stats.events += 1;
-                    }
-                    if let (Some(id), Some(_)) = (flow, flow_of(r, "consume")) {
-                        write!(w, ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":{pid},\"tid\":{tid},\"ts\":{at},\"id\":{id},\"name\":\"flow\",\"cat\":\"flow\"}}")?;
-                        stats.events += 1;
-                    }
+/// One thread's name and sort index, then its records as events.
+fn write_thread(
+    w: &mut impl Write,
+    pid: u32,
+    t: &ThreadDump,
+    flows: &HashMap<(u64, u64, bool), u64>,
+    stats: &mut DumpStats,
+) -> io::Result<()> {
+    write!(
+        w,
+        ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":",
+        t.tid
+    )?;
+    json_str(w, &t.name)?;
+    w.write_all(b"}}")?;
+    write!(w, ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{0},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{0}}}}}", t.tid)?;
+
+    // Parents before children at equal start, so nesting is unambiguous.
+    let mut order: Vec<&Record> = t.records.iter().collect();
+    order.sort_by(|a, b| a.start_ns.cmp(&b.start_ns).then(b.end_ns.cmp(&a.end_ns)));
+    // Ends of the enclosing spans written so far: a span that starts inside one and
+    // ends after it (exits out of order, with manual enter/exit) would be dropped by
+    // Perfetto with an error; it is left out here and counted instead.
+    let mut open: Vec<u64> = Vec::new();
+    for r in order {
+        let tid = t.tid;
+        match r.kind {
+            Kind::Span => {
+                while open.last().is_some_and(|&end| end <= r.start_ns) {
+                    open.pop();
                 }
-                Kind::Instant => {
-                    let named_by_text =
-                        matches!(r.fields.text_field(r.meta), Some("kind" | "message"));
-                    write!(w, ",\n{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":", Us(r.start_ns))?;
-                    if named_by_text {
-                        json_str(w, r.fields.text())?;
-                    } else {
-                        json_str(w, r.meta.name())?;
-                    }
-                    w.write_all(b",\"cat\":")?;
-                    json_str(w, r.meta.target())?;
-                    write_args(w, r, named_by_text)?;
-                    w.write_all(b"}")?;
-                    stats.events += 1;
+                if open.last().is_some_and(|&end| r.end_ns > end) {
+                    stats.overlapping += 1;
+                    continue;
                 }
-                Kind::Counter => {
-                    let Some(v) = num_json(r) else { continue };
-                    let name = match r.fields.text_field(r.meta) {
-                        Some("counter") => r.fields.text(),
-                        _ => r.meta.name(),
-                    };
-                    write!(
-                        w,
-                        ",\n{{\"ph\":\"C\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":",
-                        Us(r.start_ns)
-                    )?;
-                    json_str(w, name)?;
-                    write!(w, ",\"args\":{{\"value\":{v}}}}}")?;
-                    stats.events += 1;
-                }
+                open.push(r.end_ns);
+                write_span(w, pid, tid, r, flows, stats)?;
             }
+            Kind::Instant => write_instant(w, pid, tid, r, stats)?,
+            Kind::Counter => write_counter(w, pid, tid, r, stats)?,
         }
     }
+    Ok(())
+}
+
+/// A span as an `X` slice, with the flow end (`s` or `f`) its publish or consume has.
+fn write_span(
+    w: &mut impl Write,
+    pid: u32,
+    tid: u64,
+    r: &Record,
+    flows: &HashMap<(u64, u64, bool), u64>,
+    stats: &mut DumpStats,
+) -> io::Result<()> {
+    write!(
+        w,
+        ",\n{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"dur\":{},\"name\":",
+        Us(r.start_ns),
+        Us(r.end_ns - r.start_ns)
+    )?;
+    json_str(w, r.meta.name())?;
+    w.write_all(b",\"cat\":")?;
+    json_str(w, r.meta.target())?;
+    write_args(w, r, false)?;
+    w.write_all(b"}")?;
+    stats.events += 1;
+    // Flow ends go at the slice's start, right after it: Perfetto binds `s` to the deepest
+    // slice open there, which a later child (a wait inside the publish) would otherwise be.
+    let at = Us(r.start_ns);
+    let flow = flows.get(&(tid, r.start_ns, r.meta.name() == "publish"));
+    if let (Some(id), Some(_)) = (flow, flow_of(r, "publish")) {
+        write!(w, ",\n{{\"ph\":\"s\",\"pid\":{pid},\"tid\":{tid},\"ts\":{at},\"id\":{id},\"name\":\"flow\",\"cat\":\"flow\"}}")?;
+        stats.events += 1;
+    }
+    if let (Some(id), Some(_)) = (flow, flow_of(r, "consume")) {
+        write!(w, ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":{pid},\"tid\":{tid},\"ts\":{at},\"id\":{id},\"name\":\"flow\",\"cat\":\"flow\"}}")?;
+        stats.events += 1;
+    }
+    Ok(())
+}
+
+/// An instant as an `i` event, named by its `kind` or `message` text where it has one.
+fn write_instant(
+    w: &mut impl Write,
+    pid: u32,
+    tid: u64,
+    r: &Record,
+    stats: &mut DumpStats,
+) -> io::Result<()> {
+    let named_by_text = matches!(r.fields.text_field(r.meta), Some("kind" | "message"));
+    write!(
+        w,
+        ",\n{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":",
+        Us(r.start_ns)
+    )?;
+    if named_by_text {
+        json_str(w, r.fields.text())?;
+    } else {
+        json_str(w, r.meta.name())?;
+    }
+    w.write_all(b",\"cat\":")?;
+    json_str(w, r.meta.target())?;
+    write_args(w, r, named_by_text)?;
+    w.write_all(b"}")?;
+    stats.events += 1;
+    Ok(())
+}
+
+/// A counter as a `C` event named by its `counter` text (else its event's name); one
+/// without a number (or with a non-finite one) is left out.
+fn write_counter(
+    w: &mut impl Write,
+    pid: u32,
+    tid: u64,
+    r: &Record,
+    stats: &mut DumpStats,
+) -> io::Result<()> {
+    let Some(v) = num_json(r) else { return Ok(()) };
+    let name = match r.fields.text_field(r.meta) {
+        Some("counter") => r.fields.text(),
+        _ => r.meta.name(),
+    };
+    write!(w, ",\n{{\"ph\":\"C\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":", Us(r.start_ns))?;
+    json_str(w, name)?;
+    write!(w, ",\"args\":{{\"value\":{v}}}}}")?;
+    stats.events += 1;
+    Ok(())
+}
+
+/// The end of the event list and the dump's own figures (`otherData`).
+fn write_other_data(
+    w: &mut impl Write,
+    info: &Info<'_>,
+    win: &Window,
+    stats: &DumpStats,
+) -> io::Result<()> {
     write!(
         w,
         "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"recorder\":\"flight-recorder\",\
@@ -249,5 +313,5 @@ pub(crate) fn write_trace(
         write!(w, ",\"trigger\":{id},\"trigger_at_us\":{}", Us(at))?;
     }
     w.write_all(b"}}\n")?;
-    Ok(stats)
+    Ok(())
 }

@@ -186,32 +186,9 @@ pub(crate) fn repair(events: Vec<Value>, process_name: &str) -> (Vec<Value>, Rep
             "M" if obj.get("name").and_then(Value::as_str) == Some("thread_name") => {
                 named.insert((pid, tid));
             }
-            "i" if cat == "lab::counter" => {
-                let args = obj.get("args").cloned().unwrap_or(Value::Null);
-                let (Some(name), Some(value)) =
-                    (args.get("counter").and_then(unquote), args.get("value").and_then(number))
-                else {
-                    seen.insert((pid, tid));
-                    out.push(e);
-                    continue;
-                };
-                obj.insert("ph".into(), json!("C"));
-                obj.insert("name".into(), json!(name));
-                obj.insert("args".into(), json!({ "value": value }));
-                obj.remove("s");
-                stats.counters += 1;
-            }
-            "i" => {
-                let args = obj.get("args").cloned().unwrap_or(Value::Null);
-                let name = if cat == "lab::instant" {
-                    args.get("kind").and_then(unquote)
-                } else {
-                    args.get("message").and_then(unquote)
-                };
-                if let Some(n) = name {
-                    obj.insert("name".into(), json!(n));
-                }
-            }
+            // An unreadable counter stays an instant, and is not renamed.
+            "i" if cat == "lab::counter" => stats.counters += usize::from(to_counter(obj)),
+            "i" => name_instant(obj, &cat),
             "B" => {
                 open.entry((pid, tid)).or_default().push(out.len());
             }
@@ -234,10 +211,58 @@ pub(crate) fn repair(events: Vec<Value>, process_name: &str) -> (Vec<Value>, Rep
         }
         out.push(e);
     }
-    // Close what is still open, innermost first, at the end of the trace.
+    stats.closed_open_begins += close_open(&mut out, open, last_ts);
+    let pairs = pair_flows(&out, &flow_ends);
+    stats.flows += add_flows(&mut out, pairs);
+    for &pid in &pids {
+        out.push(
+            json!({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": process_name}}),
+        );
+    }
+    for &(pid, tid) in seen.difference(&named) {
+        out.push(json!({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": format!("thread-{tid}")}}));
+    }
+    stats.events = out.len();
+    (out, stats)
+}
+
+/// A `lab::counter` instant made a `C` counter event, named by its `counter` arg with its
+/// `value` arg; false (the instant left as it is) when either arg is missing or unreadable.
+fn to_counter(obj: &mut serde_json::Map<String, Value>) -> bool {
+    let args = obj.get("args").cloned().unwrap_or(Value::Null);
+    let (Some(name), Some(value)) =
+        (args.get("counter").and_then(unquote), args.get("value").and_then(number))
+    else {
+        return false;
+    };
+    obj.insert("ph".into(), json!("C"));
+    obj.insert("name".into(), json!(name));
+    obj.insert("args".into(), json!({ "value": value }));
+    obj.remove("s");
+    true
+}
+
+/// An instant renamed by its `kind` arg (`lab::instant`) or else by its `message` arg,
+/// where it has one.
+fn name_instant(obj: &mut serde_json::Map<String, Value>, cat: &str) {
+    let args = obj.get("args").cloned().unwrap_or(Value::Null);
+    let name = if cat == "lab::instant" {
+        args.get("kind").and_then(unquote)
+    } else {
+        args.get("message").and_then(unquote)
+    };
+    if let Some(n) = name {
+        obj.insert("name".into(), json!(n));
+    }
+}
+
+/// Closes what is still open, innermost first, at the end of the trace (`last_ts`), each
+/// `B` marked `"unfinished": true`; returns how many it closed.
+fn close_open(out: &mut Vec<Value>, open: HashMap<(i64, i64), Vec<usize>>, last_ts: f64) -> usize {
     let mut still_open: Vec<((i64, i64), usize)> =
         open.into_iter().flat_map(|(k, v)| v.into_iter().map(move |i| (k, i))).collect();
     still_open.sort_by_key(|&(_, i)| std::cmp::Reverse(i));
+    let closed = still_open.len();
     for ((pid, tid), b) in still_open {
         if let Some(args) = out[b].as_object_mut().map(|o| o.entry("args").or_insert(json!({}))) {
             if let Some(a) = args.as_object_mut() {
@@ -245,17 +270,18 @@ pub(crate) fn repair(events: Vec<Value>, process_name: &str) -> (Vec<Value>, Rep
             }
         }
         out.push(json!({"ph": "E", "pid": pid, "tid": tid, "ts": last_ts}));
-        stats.closed_open_begins += 1;
     }
-    // Flows between publish and consume spans with the same id (both complete). Each flow
-    // end goes at its slice's start, right after its `B`: Perfetto binds `s` to the
-    // deepest slice open there, which a later child (a wait inside the publish) would be.
-    // Ids repeat when a process runs the workload again: each consume pairs with the
-    // latest unpaired publish of its id that began before it; pairs are numbered from 1.
+    closed
+}
+
+/// Pairs publish and consume spans with the same flow id (both complete), as their `B`
+/// indexes in `out`. Ids repeat when a process runs the workload again: each consume pairs
+/// with the latest unpaired publish of its id that began before it.
+fn pair_flows(out: &[Value], flow_ends: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let ts_of = |b: usize| out[b].get("ts").and_then(Value::as_f64).unwrap_or(0.0);
     let mut publish: HashMap<String, Vec<(f64, usize, bool)>> = HashMap::new();
     let mut consume: Vec<(f64, usize, String)> = Vec::new();
-    for &(b, _) in &flow_ends {
+    for &(b, _) in flow_ends {
         let id = out[b].pointer("/args/flow").and_then(unquote).unwrap_or_default();
         if out[b]["name"] == "publish" {
             publish.entry(id).or_default().push((ts_of(b), b, false));
@@ -274,6 +300,15 @@ pub(crate) fn repair(events: Vec<Value>, process_name: &str) -> (Vec<Value>, Rep
         p[k].2 = true;
         pairs.push((p[k].1, cb));
     }
+    pairs
+}
+
+/// Adds a flow (`s` at the publish, `f` at the consume, numbered from 1) for each pair;
+/// returns how many. Each flow end goes at its slice's start, right after its `B`:
+/// Perfetto binds `s` to the deepest slice open there, which a later child (a wait inside
+/// the publish) would be.
+fn add_flows(out: &mut Vec<Value>, pairs: Vec<(usize, usize)>) -> usize {
+    let flows = pairs.len();
     let mut after: HashMap<usize, Value> = HashMap::new();
     for (n, (pb, cb)) in pairs.into_iter().enumerate() {
         let id = n + 1;
@@ -287,10 +322,9 @@ pub(crate) fn repair(events: Vec<Value>, process_name: &str) -> (Vec<Value>, Rep
             }
             after.insert(b, ev);
         }
-        stats.flows += 1;
     }
     if !after.is_empty() {
-        let old = std::mem::take(&mut out);
+        let old = std::mem::take(out);
         for (i, e) in old.into_iter().enumerate() {
             out.push(e);
             if let Some(f) = after.remove(&i) {
@@ -298,14 +332,5 @@ pub(crate) fn repair(events: Vec<Value>, process_name: &str) -> (Vec<Value>, Rep
             }
         }
     }
-    for &pid in &pids {
-        out.push(
-            json!({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": process_name}}),
-        );
-    }
-    for &(pid, tid) in seen.difference(&named) {
-        out.push(json!({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": format!("thread-{tid}")}}));
-    }
-    stats.events = out.len();
-    (out, stats)
+    flows
 }

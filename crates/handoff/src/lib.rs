@@ -208,7 +208,7 @@ pub fn now_ns() -> u64 {
 }
 
 /// A message of the lab: `Copy`, fixed size, `N` payload bytes (the lab offers 16, 64 and
-/// 256: `PAYLOADS` in `lab/src/harness.rs`).
+/// 256: `PAYLOADS` in `lab/src/measure/harness.rs`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(C)]
 pub struct Message<const N: usize> {

@@ -68,7 +68,7 @@ impl<K: Sink> Subscriber<u64> for Summing<K> {
     #[inline]
     fn on_next<S: Subscription>(&mut self, item: u64, _s: &S) {
         // `black_box` per element: without it LLVM turns `range → sum` into the closed
-        // form n(n+1)/2 and the "1M elements" run takes 5 ns.
+        // form n(n+1)/2 and the "1M elements" run times no elements at all.
         self.sum = self.sum.wrapping_add(black_box(item));
     }
     fn on_error(&mut self, error: Error) {

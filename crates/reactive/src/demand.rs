@@ -27,9 +27,9 @@ pub(crate) const BAD_REQUEST: u8 = 2;
 const DETACHED: u8 = 8;
 
 /// Spins (each a `spin_loop` hint, then a check) before a waiting thread parks. No
-/// `yield_now` phase: on this 2-core machine under load, yielding threads lost their core
-/// for whole time slices (publish_on throughput fell 5×); longer spins also hurt (the
-/// spinner steals the core of the thread it waits for). Measured with `range → publish_on`.
+/// `yield_now` phase: with more threads than cores, a yielding thread can lose its core for
+/// a whole time slice; longer spins also hurt (the spinner steals the core of the thread it
+/// waits for). Both measured with `range → publish_on` (docs/design-figures.md).
 pub(crate) const SPINS: u32 = 256;
 
 /// What a source may do next.

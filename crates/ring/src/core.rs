@@ -28,14 +28,16 @@ const CLAIM_FLAGS: u64 = CLAIM_CLOSED | CLAIM_GONE;
 /// [`SHORT_ROUNDS`] times while each pause adds at least [`SHORT_GROWTH`] events (see
 /// [`Core::wait_for_run`]).
 pub(crate) const SHORT_RUN: u64 = 1024;
-/// Spin hints of one pause (about 1.5 µs on the lab's Xeon: 12 ns each; 32 hints did as
-/// well for SPSC and ~15% worse for one producer through the multi-producer sequencer,
-/// whose claims the processor's looks at the newest lines slow down).
+/// Spin hints of one pause. 32 did as well for SPSC but worse for one producer through the
+/// multi-producer sequencer, whose claims the processor's looks at the newest lines slow
+/// down (figures, and what a hint costs: docs/design-figures.md).
 pub(crate) const SHORT_PAUSE: u32 = 128;
-/// Most pauses before a short run is taken anyway (≈ 12 µs).
+/// Most pauses before a short run is taken anyway: a fast stream's pauses add at most
+/// `SHORT_ROUNDS * SHORT_PAUSE` spin hints to an event's latency.
 pub(crate) const SHORT_ROUNDS: u32 = 8;
-/// Fewest events a pause must add for the processor to pause again: 32 per ~1.5 µs is a
-/// stream of ~20 M events/s. A slower stream is taken after one pause.
+/// Fewest events a pause must add for the processor to pause again: a slower stream is
+/// taken after one pause, so the pauses cost latency only while events stream fast (the
+/// rate this stands for: docs/design-figures.md).
 pub(crate) const SHORT_GROWTH: u64 = 32;
 
 /// How far ahead of its claim a multi-producer handle prefetches slot and availability
@@ -268,10 +270,12 @@ pub(crate) struct MultiClaim {
     step: u32,
 }
 
-/// Cap of [`MultiClaim::step`]: at most 2^8 spin hints (2^6, crossbeam's `Backoff` limit, and 2^10 measured slower).
+/// Cap of [`MultiClaim::step`]: at most 2^8 spin hints. A lower cap (2^6, crossbeam's
+/// `Backoff` limit) and a higher one (2^10) were both slower (docs/design-figures.md).
 const MAX_BACKOFF_STEP: u32 = 8;
-/// Most pauses of a contended handle while other producers keep claiming (≈ 50 µs at
-/// the top step): bounds how long one core's producers can keep another's waiting.
+/// Most pauses of a contended handle while other producers keep claiming (at most
+/// `WATCH_ROUNDS << MAX_BACKOFF_STEP` spin hints): bounds how long one core's producers
+/// can keep another's waiting.
 const WATCH_ROUNDS: u32 = 16;
 
 impl Multi {

@@ -35,13 +35,13 @@
 //!   ahead: on x86 the `fetch_add` is a full barrier that otherwise stalls on each new
 //!   line the consumer last read (it raised one producer's throughput) (figures: docs/design-figures.md).
 //! * A batch event processor that finds a short run (under 1024 events) without having
-//!   waited for it pauses ~1.5 µs and looks again, and again while the stream is fast
-//!   (≥ 32 events per pause, at most 8 pauses), so it takes runs of thousands instead of
+//!   waited for it pauses (128 spin hints) and looks again, and again while the stream is
+//!   fast (≥ 32 events per pause, at most 8 pauses), so it takes long runs instead of
 //!   trailing its producers slot by slot on the same cache lines (a departure from Java,
 //!   kept because it multiplied SPSC BusySpin's and one producer's throughput in
-//!   `examples/spsc_modes.rs` and `examples/mpsc_modes.rs` (figures: docs/design-figures.md)); an event
-//!   reaching an idle processor is handled at once, and a stream slower than 32 events per
-//!   pause (~20 M events/s) pauses once. The handoff adapter's
+//!   `examples/spsc_modes.rs` and `examples/mpsc_modes.rs`; figures:
+//!   docs/design-figures.md); an event reaching an idle processor is handled at once, and
+//!   a stream slower than 32 events per pause pauses once. The handoff adapter's
 //!   `recv_batch` gathers its runs the same way, up to its `max`.
 //! * Producers gate on the slowest consumer through a limit cached in each producer handle
 //!   and refreshed only when a claim reaches it. Cursors, gates and the state word are

@@ -82,9 +82,9 @@ pub trait WaitStrategy: sealed::Sealed + Default + Send + Sync + fmt::Debug + 's
 pub(crate) const ROOM_SPINS: u32 = 16;
 
 /// The smallest ring whose producers park while they wait for room; in smaller ones they
-/// yield. A park lasts some 150 µs (100 µs plus Linux's timer slack); 16Ki slots are
-/// about that much consumer work, so below it a parked producer could leave the consumer
-/// idle.
+/// yield. A park lasts its 100 µs plus the kernel's timer slack, and a ring of 16Ki slots
+/// holds about that much of the consumer's work (docs/design-figures.md), so in a smaller
+/// one a parked producer could leave the consumer idle.
 pub(crate) const ROOM_PARK_MIN_SIZE: u64 = 16 * 1024;
 
 /// A producer's wait for room in a full ring with every strategy but [`Blocking`], as in
@@ -93,9 +93,10 @@ pub(crate) const ROOM_PARK_MIN_SIZE: u64 = 16 * 1024;
 /// [`ROOM_PARK_MIN_SIZE`] slots) or a yield (smaller ones). A full ring means the consumer
 /// is behind: a parked producer leaves it the core, where a spinning or yielding one (more
 /// threads than cores) keeps taking turns on it, and a condition variable would make the
-/// consumer pay a wake-up syscall per batch. 100 µs rather than Java's ~50 µs: at 6
-/// producers on 2 cores it cut their context switches about threefold, throughput unchanged
-/// within the noise.
+/// consumer pay a wake-up syscall per batch. 100 µs, longer than Java's `parkNanos(1)`
+/// (which lasts the timer slack, 50 µs by default on Linux): with more producers than
+/// cores, the longer park cut their context switches at the same throughput
+/// (docs/design-figures.md).
 #[inline]
 pub(crate) fn wait_for_room<R>(mut check: impl FnMut() -> Option<R>, park: bool) -> R {
     for _ in 0..ROOM_SPINS {
@@ -140,10 +141,9 @@ pub(crate) fn wait_for_room<R>(mut check: impl FnMut() -> Option<R>, park: bool)
 ///   running a thread of this process; the notifier then needs only a compiler fence (the
 ///   `barrier()` / `membarrier()` pairing of the man page, as userspace RCU uses it).
 ///   A `SeqCst` fence per publish made the producer wait for its slot's cache line on every
-///   message: perf put over half the send path's samples on it, and one producer ran at
-///   a fraction of its rate without it (figures: docs/design-figures.md). Where
-///   membarrier is unavailable (other systems, an
-///   old kernel, loom, Miri) both sides use `fence(SeqCst)`.
+///   message, where most of the send path's time went (figures: docs/design-figures.md).
+///   Where membarrier is unavailable (other systems, an old kernel, loom, Miri) both sides
+///   use `fence(SeqCst)`.
 /// * A waiter first spins [`Blocking::SPINS`] times (a few microseconds) before it
 ///   sleeps, as adaptive mutexes do, so a consumer that keeps catching up with its
 ///   producer does not sleep after nearly every message.

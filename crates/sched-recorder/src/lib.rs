@@ -52,9 +52,10 @@
 //! joined by [`SchedRecorder::stop`] or on drop. Linux only.
 //!
 //! # Sources
-//! `perf_event_open(2)`; `include/uapi/linux/perf_event.h` (attribute layout, the
-//! `perf_event_mmap_page` head/tail protocol); `tools/lib/api/fs/tracing_path.c` (perf's
-//! tracefs look-up and mount); the `sched_switch` `print fmt` for the state letters.
+//! `perf_event_open(2)`; the kernel tree's `include/uapi/linux/perf_event.h` (attribute
+//! layout, the `perf_event_mmap_page` head/tail protocol) and
+//! `linux/tools/lib/api/fs/tracing_path.c` (perf's tracefs look-up and mount); the
+//! `sched_switch` `print fmt` for the state letters.
 
 mod offcpu;
 mod sched;

@@ -24,8 +24,8 @@ final class BackpressureRun {
         String terminal = "none";
         double elapsedMs = -1;
         /** When the source emitted its first element: the pacing's origin (set there, not
-         *  before subscribing, so that loading RxJava's classes in a cold JVM, some 300 ms
-         *  here, is not taken for a producer that fell behind its schedule). */
+         *  before subscribing, so that the time a cold JVM takes to load RxJava's classes is
+         *  not taken for a producer that fell behind its schedule; docs/design-figures.md). */
         long t0 = -1;
 
         long overflows() { return dropped.get() + overflowErrors; }

@@ -174,8 +174,8 @@ final class Seed000 {
      * Makes each element opaque to the JIT, as the Rust rows' `black_box(item)` does to
      * LLVM, without a fence: JMH's Blackhole trick, a store guarded by two volatile reads
      * (plain loads on x86) that can never both match. Without it HotSpot inlines a whole
-     * subscribe loop, scalar-replaces its objects and folds the sums (the hand-written
-     * loop ran at 0.2 ns a subscription).
+     * subscribe loop, scalar-replaces its objects and folds the sums, and the loop then
+     * times no subscriptions at all (docs/design-figures.md).
      */
     static final class Opaque {
         volatile int b1 = 1;

@@ -3,7 +3,8 @@
 // Netty's ByteBufAllocatorBenchmark measured it under JMH (one thread; per op:
 // allocator.heapBuffer(size) or directBuffer(size), then release()). The lab's
 // `alloc-pooled-vs-unpooled` starts this program once per fork, beside the Rust buffer
-// pool and the global allocator, and reads its lines (tools/jvm/Protocol.java).
+// pool and the global allocator, and reads its lines
+// (tools/jvm/bus/src/main/java/Protocol.java).
 //
 // This program is the plain loop itself: the allocator's own API as a user calls it, no
 // adapter between the lab and Netty, so it needs no separate "own loop" calibration.
