@@ -56,7 +56,7 @@ pub struct ChildSpec {
     pub cell: Value,
 }
 
-/// A JVM child's mark of one of its runs (tools/jvm/Protocol.java's `run_start` and
+/// A JVM child's mark of one of its runs (tools/jvm/bus/src/main/java/Protocol.java's `run_start` and
 /// `run_end` lines): `{"type":"run_start","run":i,"phase":"warmup"|"measured","t_ns":N}`,
 /// N from `System.nanoTime()` (CLOCK_MONOTONIC). Runs are numbered from 0, warm-up first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -106,8 +106,8 @@ pub fn add_reference(c: &mut Chart, cats: &Categories, name: &str, figures: &[(S
 
 #[cfg(test)]
 mod tests {
-    use crate::results::fixture::{ratio, results, row};
     use super::*;
+    use crate::results::fixture::{ratio, results, row};
     use serde_json::json;
 
     #[test]

@@ -30,7 +30,7 @@
 //!   Every Rust own-loop run's counts and verdict are its consumer's checker's.
 //!
 //!   The JVM originals (jvm-lbq, jvm-disruptor, jvm-jctools): `Bus --plain`
-//!   (tools/jvm/Plain.java), `LinkedBlockingQueue`'s put/take, the Disruptor's
+//!   (tools/jvm/bus/src/main/java/Plain.java), `LinkedBlockingQueue`'s put/take, the Disruptor's
 //!   next/get/publish with one `EventHandler`, or `MpscArrayQueue`'s offer and drain, the
 //!   same message form, stamps, split, collector flags and placement, and the same check of
 //!   every message as the Rust loops keep (Bus's checker: count, per-producer order,

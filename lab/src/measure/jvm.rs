@@ -1,7 +1,7 @@
 //! The JVM originals as variants of `disruptor-vs-lbq`: Java's own `LinkedBlockingQueue`
 //! (`jvm-lbq`), the LMAX Disruptor 3.4 (`jvm-disruptor`) and JCTools' `MpscArrayQueue`
 //! (`jvm-jctools`, the JVM group `tools/jvm/jctools/`, a queue Bus loads by name), run by
-//! `tools/jvm/Bus.java`.
+//! `tools/jvm/bus/src/main/java/Bus.java`.
 //!
 //! A JVM cell is a fork like any other: the runner starts `lab __child`, whose cell starts
 //! `java … Bus` as its own child (in the same process group, so the watchdog and Ctrl-C
@@ -477,7 +477,7 @@ fn latency(runs: &[BusRun], sample_every: u64) -> Result<Option<Percentiles>, St
     Ok((!h.is_empty()).then(|| Percentiles::of(&h)))
 }
 
-/// One plain-loop run of a JVM original (`Bus --plain`, tools/jvm/Plain.java).
+/// One plain-loop run of a JVM original (`Bus --plain`, tools/jvm/bus/src/main/java/Plain.java).
 #[derive(Debug, Clone, Deserialize)]
 pub struct PlainRun {
     /// Start gate to the consumer's last message, ms.

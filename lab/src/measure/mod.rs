@@ -6,7 +6,7 @@
 //! * [`variants`]: the by-name `match` (enum dispatch) into the generic harness.
 //! * [`peers`]: crossbeam-channel, std's `sync_channel` and the disruptor crate as
 //!   `Handoff` adapters.
-//! * [`jvm`]: the JVM originals (`tools/jvm/Bus.java`) run as children of a fork.
+//! * [`jvm`]: the JVM originals (`tools/jvm/bus/src/main/java/Bus.java`) run as children of a fork.
 //! * [`calibration`]: each row's competitor through its own API in a plain loop, the calibration
 //!   cells run beside the lab's.
 //! * [`own_loops`]: our own variants through their crates' own APIs in plain loops, the

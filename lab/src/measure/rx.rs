@@ -1,9 +1,9 @@
 //! Seed 000's workloads on the JVM, one code path for both libraries: RxJava 3
-//! (`tools/jvm/rx/RxBench.java`, rows `rx-…`) and Reactor 3.8, the seed's own library
-//! (`tools/jvm/reactor/ReactorBench.java`, rows `reactor-…`), the JVM counterparts of the
+//! (`tools/jvm/rx/src/main/java/RxBench.java`, rows `rx-…`) and Reactor 3.8, the seed's own library
+//! (`tools/jvm/reactor/src/main/java/ReactorBench.java`, rows `reactor-…`), the JVM counterparts of the
 //! reactive crate's rows.
 //!
-//! Both programs are the shared module's driver (`tools/jvm/bus/Seed000.java`) with the
+//! Both programs are the shared module's driver (`tools/jvm/bus/src/main/java/Seed000.java`) with the
 //! library's workloads: one command line, one run loop, one outcome. RxJava is the
 //! Reactive Streams library nearest to Reactor (`Flowable` for `Flux`, `Single` for `Mono`,
 //! `observeOn(scheduler, false, 256)` for `publishOn(scheduler, 256)`); the experiments
@@ -316,10 +316,10 @@ pub struct RxRun {
     /// arrival order.
     #[serde(default)]
     pub latency_ns: Vec<u64>,
-    /// backpressure: the run's counts (tools/jvm/rx/RxBackpressure.java).
+    /// backpressure: the run's counts (tools/jvm/rx/src/main/java/RxBackpressure.java).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bp: Option<RxBpRun>,
-    /// heap-growth: the run's live heap and depth (tools/jvm/rx/RxHeapGrowth.java).
+    /// heap-growth: the run's live heap and depth (tools/jvm/rx/src/main/java/RxHeapGrowth.java).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heap: Option<RxHeapRun>,
 }

@@ -123,7 +123,7 @@ const VARIANTS: &[VariantInfo] = &[
         name: "jvm-lbq",
         jvm: true,
         description: "the JVM original: java.util.concurrent.LinkedBlockingQueue put/take, \
-                      tools/jvm/Bus.java",
+                      tools/jvm/bus/src/main/java/Bus.java",
         ours: false,
         takes_wait: false,
         batches: true,
@@ -296,7 +296,7 @@ pub fn list_help(what: &str, variants: &[VariantInfo]) -> String {
     s
 }
 
-/// True for the variants that run on the JVM (tools/jvm/Bus.java) rather than a Handoff,
+/// True for the variants that run on the JVM (tools/jvm/bus/src/main/java/Bus.java) rather than a Handoff,
 /// planted faults included; false for a name the lab does not know.
 pub fn is_jvm(name: &str) -> bool {
     registry().iter().any(|v| v.name == name && v.jvm)

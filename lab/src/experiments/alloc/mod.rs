@@ -11,7 +11,7 @@
 //! pass counts what each mode allocates per op under dhat.
 //!
 //! Beside them, seed 004's own subject: Netty 4.2's pooled and unpooled allocators, heap
-//! and direct ([`netty`], `tools/jvm/netty/NettyAlloc.java`), in the same rounds, with the
+//! and direct ([`netty`], `tools/jvm/netty/src/main/java/NettyAlloc.java`), in the same rounds, with the
 //! Rust rows' ratios to them paired within rounds (pooled against `netty-pooled-heap`,
 //! unpooled against `netty-unpooled-heap`).
 
@@ -698,7 +698,7 @@ fn method_lines(a: &AllocArgs, cells: &[CellRecord<AllocPooledVsUnpooled>]) -> V
     ];
     if let Some(j) = cells.iter().find_map(|c| c.plan.cell.jvm.as_ref()) {
         v.push(format!(
-            "Netty rows: tools/jvm/netty/NettyAlloc.java, a fresh JVM per fork ({}), one thread \
+            "Netty rows: tools/jvm/netty/src/main/java/NettyAlloc.java, a fresh JVM per fork ({}), one thread \
              named alloc: per op allocator.heapBuffer(n) or directBuffer(n) on a \
              PooledByteBufAllocator(true) or UnpooledByteBufAllocator(true), its byte 0 written \
              ((k + 1) mod 256 for the process's k-th cycle) and read back, release(). Before \

@@ -1,6 +1,6 @@
 //! The Netty rows of `alloc-pooled-vs-unpooled`: seed 004's own subject, Netty 4.2's
 //! `PooledByteBufAllocator` and `UnpooledByteBufAllocator` with heap and direct buffers, run
-//! by `tools/jvm/netty/NettyAlloc.java` (JVM module `netty`, Netty 4.2 from Maven Central).
+//! by `tools/jvm/netty/src/main/java/NettyAlloc.java` (JVM module `netty`, Netty 4.2 from Maven Central).
 //!
 //! A Netty cell is a fork like the Rust ones: the lab's child starts `java … NettyAlloc`
 //! as its own child, relays its heartbeats, counts its threads' perf events between its

@@ -24,12 +24,12 @@
 //! delivered − overflowed, sampled per element).
 //!
 //! The JVM (`--impl`; [`crate::measure::rx`], `jvm.rs`): Reactor, the seed's library
-//! (`reactor-…` rows, tools/jvm/reactor/ReactorBackpressure.java:
+//! (`reactor-…` rows, tools/jvm/reactor/src/main/java/ReactorBackpressure.java:
 //! `onBackpressureBuffer(capacity, onBufferOverflow, DROP_LATEST | DROP_OLDEST | ERROR)`
 //! behind `publishOn(Schedulers.single(), false, 1)`; its DROP_LATEST drops the arriving
 //! element as the reactive crate's does; under ERROR it calls onBufferOverflow for the
 //! element that overflowed, then signals its OverflowException after the buffered
-//! elements), and RxJava 3 (`rx-…` rows, tools/jvm/rx/RxBackpressure.java), each the same
+//! elements), and RxJava 3 (`rx-…` rows, tools/jvm/rx/src/main/java/RxBackpressure.java), each the same
 //! seed cases and grid cells in the same rounds, each fork a JVM. RxJava's:
 //! `range.map(pace).onBackpressureBuffer(capacity, onOverflow, DROP_LATEST | DROP_OLDEST |
 //! ERROR)`, with `observeOn(Schedulers.single(), false, 1)` for publish-on-1 and the grid,

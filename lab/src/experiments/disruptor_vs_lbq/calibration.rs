@@ -33,9 +33,8 @@ pub fn cells(plan: &mut Plan<CellSpec>, ours: bool) {
     let mut any = false;
     for c in std::mem::take(&mut plan.cells) {
         let is_ours = crate::measure::variants::find(&c.cell.variant).is_some_and(|v| v.ours);
-        let kind = kind_of(&c.cell.variant)
-            .filter(|_| c.role != Role::Twin)
-            .filter(|_| ours || !is_ours);
+        let kind =
+            kind_of(&c.cell.variant).filter(|_| c.role != Role::Twin).filter(|_| ours || !is_ours);
         let mut cal = None;
         if let Some(kind) = kind {
             let mut k = c.clone();

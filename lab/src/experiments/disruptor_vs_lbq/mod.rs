@@ -9,13 +9,14 @@ mod allocators;
 mod analyse;
 mod calibration;
 mod collectors;
+mod detail;
 mod inrun;
 mod plan;
 mod sites;
 mod tables;
 mod why;
 
-pub use analyse::HandoffDetail;
+pub use detail::HandoffDetail;
 
 use crate::experiment::{size, Defaults, Experiment, Finished, Measured, Outcome, Plan, Shared};
 use crate::experiment::{Switch, TraceMode};

@@ -71,7 +71,7 @@ pub(super) fn table(r: &Results) -> Option<Table> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::analyse::JvmDetail;
+    use super::super::detail::JvmDetail;
     use super::*;
     use serde_json::json;
 

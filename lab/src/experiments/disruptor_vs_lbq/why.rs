@@ -325,7 +325,7 @@ fn cpu_time(row: Pair<'_, '_>, base: Pair<'_, '_>) -> Fired {
 
 #[cfg(test)]
 mod tests {
-    use super::super::analyse::{Cpu, Heap, JvmDetail, ThreadCpu};
+    use super::super::detail::{Cpu, Heap, JvmDetail, ThreadCpu};
     use super::*;
     use crate::profile::sched::ThreadOffCpu;
     use crate::results::Ratio;
@@ -343,7 +343,13 @@ mod tests {
 
     fn results(rows: Vec<Row>, ratio: (f64, f64, f64)) -> Results {
         let mut r = crate::results::fixture::results("t", rows, Vec::new());
-        let q = crate::results::fixture::ratio("ring", "locked", "P=1", ratio.0, Some([ratio.1, ratio.2]));
+        let q = crate::results::fixture::ratio(
+            "ring",
+            "locked",
+            "P=1",
+            ratio.0,
+            Some([ratio.1, ratio.2]),
+        );
         r.ratios.push(Ratio { producers: Some(1), coverage: Some(0.99), rounds: 18, ..q });
         r
     }

@@ -1,13 +1,13 @@
 //! The JVM servers of `echo-server`: seed 003's own design in Java, `java-nio` (ReactiveJ's
 //! reactor pattern: one `Selector` thread accepting, reading and writing,
-//! tools/jvm/NioEcho.java, plain JDK), and the Java server a user would pick, `netty`
+//! tools/jvm/bus/src/main/java/NioEcho.java, plain JDK), and the Java server a user would pick, `netty`
 //! (Netty 4.2, one boss and one worker `NioEventLoopGroup`, `HttpServerCodec`,
-//! tools/jvm/netty/NettyEcho.java). Both answer with the Rust server's bytes.
+//! tools/jvm/netty/src/main/java/NettyEcho.java). Both answer with the Rust server's bytes.
 //!
 //! A fork starts the server as its child (`java FLAGS -cp … NioEcho --port P`), in its
 //! process group like nginx, so the watchdog and Ctrl-C kill it with the fork. The fork
 //! brackets each load-generator run with `run_start I PHASE` / `run_end I PHASE` on the
-//! server's stdin; the server answers with the protocol's run marks (tools/jvm/Protocol.java)
+//! server's stdin; the server answers with the protocol's run marks (tools/jvm/bus/src/main/java/Protocol.java)
 //! and its GC account of the run, and the fork reads the perf counters of every thread of
 //! the java process as it reads each mark ([`JvmCounters`]), so a run's counts are those
 //! between its marks. The first answer is also the readiness signal: the server reads its

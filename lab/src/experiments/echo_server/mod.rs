@@ -20,6 +20,7 @@
 //! pass run once per echo-server cell, untimed; nginx has neither (another program).
 
 mod analyse;
+mod detail;
 pub mod jvm;
 mod why;
 
@@ -745,7 +746,7 @@ impl Experiment for EchoServer {
     type Args = EchoArgs;
     type Cell = EchoCell;
     type Outcome = EchoOutcome;
-    type Detail = analyse::EchoDetail;
+    type Detail = detail::EchoDetail;
 
     fn plan(a: &EchoArgs, shared: &Shared) -> Result<Plan<EchoCell>, String> {
         check_args(a)?;

@@ -3,7 +3,7 @@
 //! echo server, the JVM ones included: schedstat of the `echo-*` threads over the fork), and
 //! GC (a JVM server's collections as a share of its measured runs).
 
-use super::analyse::{detail, EchoDetail};
+use super::detail::{detail, EchoDetail};
 use crate::experiments::why::{self, short, Fired, Reason, Side};
 use crate::results::{Figure, ReasonCell, Reasons, Results, Row, Why};
 

@@ -2,72 +2,16 @@
 //! and V2 log), the fixed-rate account summed over its runs, a sweep's climb; then the
 //! tables, charts and method.
 
+use super::detail::{detail, LatDetail};
+use super::hdr::Merged;
 use super::hdr::{self, Interval, Tail};
 use super::run::highest_sustained;
 use super::{clock, HandoffLatency, HlArgs, LatOutcome, RateFacts, Step};
 use crate::experiment::{CellRecord, Finished};
 use crate::results::{FileLink, Results, Row};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
-
-/// A `handoff-latency` row's own fields in results.json.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LatDetail {
-    /// `ping-pong`, `fixed-rate`, `sweep` or `pipeline`.
-    pub workload: String,
-    /// The variant (`floor` for the machine floor, `harness` for the fixed rate's plain
-    /// loop).
-    pub variant: String,
-    /// The ring's wait strategy.
-    pub wait: Option<String>,
-    /// Percentiles of the valid forks' measured runs, one merged histogram, ns (from the
-    /// due time for fixed-rate and pipeline rows).
-    pub tail: Option<Tail>,
-    /// The same from the actual send: what coordinated omission would report.
-    pub uncorrected: Option<Tail>,
-    /// Fixed-rate and pipeline rows: the schedule's account summed over the measured runs
-    /// of the valid forks (`not_sustained`: the first run's reason, if any run was not).
-    pub rate: Option<RateFacts>,
-    /// Measured runs that did not sustain the rate, of `runs`.
-    pub runs_not_sustained: usize,
-    /// Measured runs of the valid forks.
-    pub runs: usize,
-    /// Sweep rows: the climb of the fork whose highest sustained rate is the median.
-    pub sweep: Vec<Step>,
-    /// Sweep rows: each valid fork's highest sustained rate, messages per second.
-    pub fork_highest: Vec<f64>,
-    /// The row's percentile distribution file (`.hgrm`, µs), relative to the run folder.
-    pub hgrm: Option<String>,
-    /// The row's V2 interval log (one interval per fork), relative to the run folder.
-    pub hlog: Option<String>,
-    /// Every percentile against the row's baseline, paired by round (empty for a baseline
-    /// and for a row without forks to pair).
-    pub percentile_ratios: Vec<super::paired::PercentileRatio>,
-    /// Fixed-rate and pipeline rows: the Chrome trace of each measured run's slowest
-    /// messages (`journeys`), relative to the run folder.
-    pub slowest_trace: Option<String>,
-    /// A JVM original's row: the JVM and libraries that ran it (its first fork's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jvm: Option<super::jvm::JvmFacts>,
-}
-
-/// A row's typed detail (the default for a row that has none).
-pub fn detail(x: &Row) -> LatDetail {
-    x.detail()
-}
-
-/// A row's merged histogram and its forks' own (with their wall time), from the valid forks.
-pub struct Merged {
-    /// All forks together.
-    pub all: Histogram<u64>,
-    /// Per fork: (round, wall seconds, histogram).
-    pub forks: Vec<(usize, f64, Histogram<u64>)>,
-    /// All forks, from the actual send.
-    pub uncorrected: Option<Histogram<u64>>,
-}
 
 fn merge(rec: &CellRecord<HandoffLatency>, notes: &mut Vec<String>) -> Option<Merged> {
     let mut m = Merged { all: hdr::hist(), forks: Vec::new(), uncorrected: None };

@@ -16,6 +16,7 @@
 use super::depth::{self, Depths, DEPTH_FROM_NS};
 use super::hdr::{self, record};
 use super::journeys::{Journey, Slowest};
+use super::LATE_NS;
 use crate::machine::placement::{self, Placement};
 use crate::measure::variants::WithHandoff;
 use handoff::{now_ns, Checker, Consumer as _, Handoff, Message, Producer as _};
@@ -183,10 +184,6 @@ pub struct Rate {
     /// The test faults.
     pub plant: Plant,
 }
-
-/// A message sent this long after it was due is counted late, ns: past a timer tick's
-/// worth of the producer's own noise, the send itself held it.
-pub const LATE_NS: u64 = 10_000;
 
 /// What one fixed-rate run delivered.
 #[derive(Debug)]

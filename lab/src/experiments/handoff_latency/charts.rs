@@ -3,7 +3,8 @@
 //! group on one chart with the machine floor drawn in; and latency against offered rate
 //! (the sweep's hockey stick) with each row's knee marked.
 
-use super::analyse::{detail, Merged};
+use super::detail::detail;
+use super::hdr::Merged;
 use super::plan::{fmt_rate, FLOOR, PING_PONG};
 use crate::results::{Chart, Results};
 use hdrhistogram::Histogram;

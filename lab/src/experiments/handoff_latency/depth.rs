@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 /// Messages this late or later (from their due time, ns) have the depth behind them
 /// recorded: the fixed rate's lateness bound, past a timer tick's worth of noise.
-pub const DEPTH_FROM_NS: u64 = super::cell::LATE_NS;
+pub const DEPTH_FROM_NS: u64 = super::LATE_NS;
 
 /// Buckets of latency: bucket `b > 0` holds latencies in `[2^(b−1), 2^b)` ns.
 const BUCKETS: usize = 65;

@@ -203,6 +203,16 @@ pub fn read_v2_log(text: &str) -> Result<Vec<Tagged>, String> {
     Ok(out)
 }
 
+/// A row's merged histogram and its forks' own (with their wall time), from the valid forks.
+pub struct Merged {
+    /// All forks together.
+    pub all: Histogram<u64>,
+    /// Per fork: (round, wall seconds, histogram).
+    pub forks: Vec<(usize, f64, Histogram<u64>)>,
+    /// All forks, from the actual send.
+    pub uncorrected: Option<Histogram<u64>>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

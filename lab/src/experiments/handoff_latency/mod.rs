@@ -36,6 +36,7 @@ mod cell;
 mod charts;
 mod clock;
 mod depth;
+mod detail;
 mod hdr;
 mod journeys;
 mod jvm;
@@ -57,6 +58,10 @@ use hdr::Tail;
 use serde::{Deserialize, Serialize};
 
 pub use cell::Plant;
+
+/// A message sent this long after it was due is counted late, ns: past a timer tick's
+/// worth of the producer's own noise, the send itself held it.
+pub const LATE_NS: u64 = 10_000;
 
 /// The experiment.
 #[derive(Debug)]
@@ -214,7 +219,7 @@ pub struct RateFacts {
     pub planned: u64,
     /// Messages sent.
     pub sent: u64,
-    /// Messages sent 10 µs or more after they were due (`cell::LATE_NS`).
+    /// Messages sent 10 µs or more after they were due ([`LATE_NS`]).
     pub late: u64,
     /// Messages never sent.
     pub unsent: u64,
@@ -306,7 +311,7 @@ impl Experiment for HandoffLatency {
     type Args = HlArgs;
     type Cell = Cell;
     type Outcome = LatOutcome;
-    type Detail = analyse::LatDetail;
+    type Detail = detail::LatDetail;
     /// The ping-pong rows measure the cross-core round trip itself, so a round that ran in
     /// another phase of the machine is set apart and made up.
     const MAKE_UP_ROUNDS: bool = true;
@@ -315,7 +320,11 @@ impl Experiment for HandoffLatency {
         plan::plan(a, shared)
     }
 
+    /// A JVM original's cell runs in one JVM ([`jvm::run_cell`]), a Rust one here.
     fn run_cell(cell: &Cell, ctx: &mut Ctx) -> Result<LatOutcome, String> {
+        if cell.variant.as_deref().is_some_and(crate::measure::variants::is_jvm) {
+            return jvm::run_cell(cell, ctx);
+        }
         run::run_cell(cell, ctx)
     }
 

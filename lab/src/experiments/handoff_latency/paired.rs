@@ -5,7 +5,7 @@
 //! the p99 at a rate); this pairs the whole tail, so "lower at p50, higher at p99.9" shows
 //! with its own interval.
 
-use super::analyse::Merged;
+use super::hdr::Merged;
 use crate::results::{Results, Table};
 use crate::stats::pairing::{RESULT_COVERAGE, STABLE_HALF_WIDTH};
 use hdrhistogram::Histogram;

@@ -384,7 +384,7 @@ pub fn plan(a: &HlArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
             "rates_per_s": rates,
             "producers": producers,
             "p99_bound_ns": a.p99_bound_us * 1000,
-            "late_ns": super::cell::LATE_NS,
+            "late_ns": super::LATE_NS,
             "ring_size": a.ring_size,
             "locked_capacity": "unbounded",
         }),

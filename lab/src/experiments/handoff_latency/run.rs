@@ -190,12 +190,8 @@ pub fn rated_one(run: RateRun, rate: f64, bound: u64, pipeline: bool) -> One {
     }
 }
 
-/// The cell: warm-ups, then measured runs; the measured histograms merged. A JVM
-/// original's cell runs in one JVM ([`super::jvm`]).
+/// A Rust cell: warm-ups, then measured runs; the measured histograms merged.
 pub fn run_cell(c: &Cell, ctx: &mut Ctx) -> Result<LatOutcome, String> {
-    if c.variant.as_deref().is_some_and(variants::is_jvm) {
-        return super::jvm::run_cell(c, ctx);
-    }
     let mut out = Collect::default();
     for i in 0..c.warmup + c.runs {
         out.push(i, i < c.warmup, one_run(c))?;

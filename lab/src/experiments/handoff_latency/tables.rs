@@ -1,8 +1,8 @@
 //! `handoff-latency`'s tables (the clock, ping-pong beside the machine floor, each fixed
 //! rate, the sweep, the pipeline beside LMAX's figures), its targets and its method.
 
-use super::analyse::{detail, LatDetail};
 use super::clock::Clock;
+use super::detail::{detail, LatDetail};
 use super::hdr::Tail;
 use super::plan::{fmt_rate, FLOOR};
 use super::HlArgs;

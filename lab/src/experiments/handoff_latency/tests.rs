@@ -294,7 +294,7 @@ fn the_row_files_are_written_and_read_back_with_the_same_percentiles() {
         all.add(&h).unwrap();
         forks.push((f as usize, 0.5, h));
     }
-    let m = super::analyse::Merged { all, forks, uncorrected: None };
+    let m = super::hdr::Merged { all, forks, uncorrected: None };
     let mut out = crate::results::fixture::results("handoff-latency", vec![], vec![]);
     let files = super::analyse::write_files(&dir, "row", "ring[busy-spin]", &m, &mut out);
     assert_eq!(files, (Some("row.hgrm".into()), Some("row.hlog".into())));
@@ -324,7 +324,7 @@ fn a_harness_late_by_itself_says_the_p99_reads_the_machine() {
         |late: u64| RateFacts { offered: 1e6, planned: 100_000, late, ..RateFacts::default() };
     let tail = |p90: u64, p99: u64| Tail { p90, p99, ..Tail::default() };
     let row = |label: &str, late: u64, t: Tail| {
-        let d = super::analyse::LatDetail {
+        let d = super::detail::LatDetail {
             workload: "fixed-rate".into(),
             tail: Some(t),
             rate: Some(rate(late)),

@@ -18,8 +18,8 @@
 //!   handoff, so the p99 (the slowest 1%) reads whether the machine stalled during a run,
 //!   and the p90 is where the designs differ.
 
-use super::analyse::detail;
 use super::depth::{Found, DEPTH_FROM_NS};
+use super::detail::detail;
 use super::hdr::Tail;
 use super::plan::{fmt_rate, PING_PONG};
 use crate::results::{Figure, Results, Row, Status, Why};

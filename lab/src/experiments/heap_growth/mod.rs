@@ -24,10 +24,10 @@
 //! N (the backlog's memory scales with the message count); otherwise **flat**.
 //!
 //! The JVM (`--impl`; [`crate::measure::rx`], `jvm.rs`): Reactor, the seed's library
-//! (`reactor-…` rows, tools/jvm/reactor/ReactorHeapGrowth.java: `Flux.onBackpressureBuffer()`
+//! (`reactor-…` rows, tools/jvm/reactor/src/main/java/ReactorHeapGrowth.java: `Flux.onBackpressureBuffer()`
 //! before `publishOn(single, false, 1024)` (unbounded) and `publishOn(single, false, 1024)`
 //! alone (bounded); Reactor has no stream without backpressure, so no counterpart of
-//! RxJava's Observable row), and RxJava 3 (`rx-…` rows, tools/jvm/rx/RxHeapGrowth.java):
+//! RxJava's Observable row), and RxJava 3 (`rx-…` rows, tools/jvm/rx/src/main/java/RxHeapGrowth.java):
 //! the same source and consumer through RxJava's buffers — `Observable.observeOn` (no
 //! backpressure: an unbounded queue), `Flowable.onBackpressureBuffer()` before
 //! `observeOn(single, false, 1024)` (unbounded), and `observeOn(single, false, 1024)` alone

@@ -480,7 +480,8 @@ fn referee_table(out: &Results) -> (Table, Vec<String>) {
         let Some(d) = lab.detail_if_any::<RefereeDetail>() else { continue };
         let jmh_label = format!("{}/jmh", lab.label);
         let jmh = out.results.iter().find(|r| r.label == jmh_label);
-        let pooled = jmh.and_then(|r| r.detail_if_any::<RefereeDetail>()).and_then(|d| d.jmh_pooled);
+        let pooled =
+            jmh.and_then(|r| r.detail_if_any::<RefereeDetail>()).and_then(|d| d.jmh_pooled);
         let ratio = out.ratios.iter().find(|x| x.variant == lab.label && x.baseline == jmh_label);
         // The pairing's factor is "row better than baseline"; the figure's own ratio is it
         // for ops/ms and its inverse for ns/op.

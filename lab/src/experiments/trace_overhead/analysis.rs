@@ -807,9 +807,7 @@ mod tests {
     #[test]
     fn the_main_chart_is_each_traced_modes_cost_and_interval_beside_the_target() {
         use crate::results::fixture::{results, row};
-        let cost = |m: Option<f64>, ci: Option<[f64; 2]>| {
-            serde_json::json!({"cost_pct_median": m, "cost_ci_pct": ci})
-        };
+        let cost = |m: Option<f64>, ci: Option<[f64; 2]>| serde_json::json!({"cost_pct_median": m, "cost_ci_pct": ci});
         let rows = vec![
             row("off", "locked P=2", 2.3, None, cost(None, None)),
             row("off-aa", "locked P=2", 2.0, None, cost(Some(-0.5), Some([-2.0, 1.0]))),
