@@ -347,7 +347,7 @@ mod tests {
 
     fn ratio(median: f64, lo: f64, hi: f64) -> Ratio {
         let q = crate::results::fixture::ratio("ring", "locked", "P=1", median, Some([lo, hi]));
-        Ratio { producers: Some(1), coverage: Some(0.99), rounds: 27, ..q }
+        Ratio { coverage: Some(0.99), rounds: 27, ..q }
     }
 
     #[test]

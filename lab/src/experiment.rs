@@ -199,10 +199,23 @@ impl<C> CellPlan<C> {
         }
     }
 
-    /// Adds a key field.
-    pub fn key(mut self, k: &str, v: impl Into<Value>) -> Self {
-        self.key.insert(k.to_string(), v.into());
+    /// Sets the key from the experiment's typed key (a struct whose fields are the
+    /// dimensions that name the cell).
+    pub fn keyed<K: Serialize>(mut self, k: &K) -> Self {
+        self.key = match serde_json::to_value(k) {
+            Ok(Value::Object(m)) => m.into_iter().collect(),
+            Ok(other) => panic!("a cell's key must serialise to an object, not {other}"),
+            Err(e) => panic!("a cell's key does not serialise: {e}"),
+        };
         self
+    }
+
+    /// Changes the typed key that [`CellPlan::keyed`] set.
+    pub fn rekey<K: Serialize + DeserializeOwned>(self, change: impl FnOnce(&mut K)) -> Self {
+        let m: serde_json::Map<String, Value> = self.key.clone().into_iter().collect();
+        let mut k: K = serde_json::from_value(Value::Object(m)).expect("a key set by keyed");
+        change(&mut k);
+        self.keyed(&k)
     }
 }
 
@@ -240,6 +253,8 @@ pub trait Experiment: Sized + 'static {
     type Cell: Serialize + DeserializeOwned + Clone + Debug + Send + Sync;
     /// What a child returns.
     type Outcome: Outcome;
+    /// A row's key in results.json: the dimensions that name its cell (`CellPlan::keyed`).
+    type Key: Serialize + DeserializeOwned + Debug;
     /// A row's own fields in results.json, beside the envelope (`Row::detail`): what
     /// `analyse` writes and what `lab report` and `lab compare` read back strictly.
     type Detail: Serialize + DeserializeOwned + Debug;

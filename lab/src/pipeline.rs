@@ -131,7 +131,10 @@ impl<E: Experiment> Registered for Entry<E> {
     }
 
     fn check_rows(&self, r: &Results) -> Result<(), String> {
-        r.results.iter().try_for_each(|x| x.typed_detail::<E::Detail>().map(drop))
+        r.results.iter().try_for_each(|x| {
+            x.typed_key::<E::Key>()?;
+            x.typed_detail::<E::Detail>().map(drop)
+        })
     }
 
     fn child(&self, spec: &ChildSpec, ctx: &mut Ctx) -> Result<Value, String> {

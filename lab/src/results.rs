@@ -196,11 +196,6 @@ pub struct Row {
 }
 
 impl Row {
-    /// A key field.
-    pub fn key_u64(&self, k: &str) -> Option<u64> {
-        self.key.get(k).and_then(Value::as_u64)
-    }
-
     /// Sets the experiment's own fields from its typed detail (a struct whose fields become
     /// keys of the row, beside the envelope's), replacing those keys where they are set.
     pub fn set_detail<T: Serialize>(&mut self, d: &T) {
@@ -211,39 +206,27 @@ impl Row {
         }
     }
 
-    /// The experiment's own fields as its typed detail `T`, read strictly: a field that does
-    /// not read as `T`'s (a wrong type) or that `T` does not have (a renamed or misspelt
-    /// one) is an error naming the row and the field, never a default. `None`: the row has
-    /// no fields of its own (a cell that did not run).
+    /// The experiment's own fields as its typed detail `T`, read strictly ([`read_strict`]):
+    /// a field that does not read as `T`'s is an error naming the row and the field, never a
+    /// default. `None`: the row has no fields of its own (a cell that did not run).
     pub fn typed_detail<T: Serialize + DeserializeOwned>(&self) -> Result<Option<T>, String> {
         if self.detail.is_empty() {
             return Ok(None);
         }
-        let whose = || format!("results.json row `{}` ({})", self.label, self.group);
-        let d: T = serde_path_to_error::deserialize(&self.detail)
-            .map_err(|e| format!("{}: field `{}`: {}", whose(), e.path(), e.inner()))?;
-        // A field `T` does not have is ignored by serde; reading `T` back out shows it.
-        let known = match serde_json::to_value(&d) {
-            Ok(Value::Object(m)) => m,
-            _ => return Err(format!("{}: its detail does not serialise to an object", whose())),
-        };
-        let unknown: Vec<&str> = self
-            .detail
-            .iter()
-            .filter(|(k, v)| !v.is_null() && !known.contains_key(*k))
-            .map(|(k, _)| k.as_str())
-            .collect();
-        if !unknown.is_empty() {
-            let mut valid: Vec<&str> = known.keys().map(String::as_str).collect();
-            valid.sort_unstable();
-            return Err(format!(
-                "{}: unknown field `{}` (a field renamed or written by another lab?); valid: {}",
-                whose(),
-                unknown.join("`, `"),
-                valid.join(", ")
-            ));
-        }
-        Ok(Some(d))
+        read_strict(&self.detail, &format!("results.json row `{}` ({})", self.label, self.group))
+            .map(Some)
+    }
+
+    /// The row's key as its experiment's typed key `K`, read strictly ([`read_strict`]).
+    pub fn typed_key<K: Serialize + DeserializeOwned>(&self) -> Result<K, String> {
+        let m: Map<String, Value> = self.key.clone().into_iter().collect();
+        read_strict(&m, &format!("results.json row `{}` ({}): its key", self.label, self.group))
+    }
+
+    /// [`Row::typed_key`] for the experiment's own rows while it analyses them (see
+    /// [`Row::detail`]).
+    pub fn key_as<K: Serialize + DeserializeOwned>(&self) -> K {
+        self.typed_key().unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// [`Row::typed_detail`] for the experiment's own rows while it analyses them, whose
@@ -265,6 +248,37 @@ impl Row {
     }
 }
 
+/// Reads `m` as `T`, strictly: a field that does not read as `T`'s (a wrong type) or that
+/// `T` does not have (a renamed or misspelt one) is an error naming `whose` and the field.
+/// A field absent from `m` is `T`'s to default or refuse.
+pub fn read_strict<T: Serialize + DeserializeOwned>(
+    m: &Map<String, Value>,
+    whose: &str,
+) -> Result<T, String> {
+    let d: T = serde_path_to_error::deserialize(m)
+        .map_err(|e| format!("{whose}: field `{}`: {}", e.path(), e.inner()))?;
+    // A field `T` does not have is ignored by serde; writing `T` back out shows it.
+    let known = match serde_json::to_value(&d) {
+        Ok(Value::Object(k)) => k,
+        _ => return Err(format!("{whose}: does not serialise back to an object")),
+    };
+    let unknown: Vec<&str> = m
+        .iter()
+        .filter(|(k, v)| !v.is_null() && !known.contains_key(*k))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if !unknown.is_empty() {
+        let mut valid: Vec<&str> = known.keys().map(String::as_str).collect();
+        valid.sort_unstable();
+        return Err(format!(
+            "{whose}: unknown field `{}` (a field renamed or written by another lab?); valid: {}",
+            unknown.join("`, `"),
+            valid.join(", ")
+        ));
+    }
+    Ok(d)
+}
+
 /// A row against its group's baseline, paired within rounds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ratio {
@@ -280,8 +294,6 @@ pub struct Ratio {
     /// The baseline's role.
     #[serde(default, skip_serializing_if = "is_measured")]
     pub baseline_role: Role,
-    /// Producers, where the key has them.
-    pub producers: Option<u64>,
     /// Median over rounds of (row better-than baseline) factor: > 1 means the row wins.
     pub median: Option<f64>,
     /// Low end of the repeat interval: where a repeat run's median of as many rounds falls

@@ -68,7 +68,7 @@ fn small_run_writes_every_promised_field_and_file() {
 
     let r = read_json(&out.join("results.json"));
     assert_eq!(r["experiment"], "disruptor-vs-lbq");
-    assert_eq!(r["schema_version"], 2);
+    assert_eq!(r["schema_version"], lab::results::SCHEMA_VERSION);
     assert_eq!(r["rounds"]["finished"], 2);
     check_environment(&r["environment"]);
     let rows = r["results"].as_array().expect("results[]");
@@ -689,7 +689,7 @@ fn compare_judges_changes_against_both_intervals_and_refuses_bad_files() {
     std::fs::write(out.join("v99.json"), old.to_string()).unwrap();
     expect_usage_error(
         &["compare", f.to_str().unwrap(), out.join("v99.json").to_str().unwrap()],
-        "schema_version 99; this lab reads version 2",
+        "schema_version 99; this lab reads versions 2 to 3",
     );
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -78,7 +78,7 @@ fn two_small_runs_serve_the_document_without_failures_and_compare() {
     assert!(Path::new(env!("CARGO_BIN_EXE_lab-heap")).is_file());
     let dir = out_dir("a");
     let r = small_run(&dir, &[]);
-    assert_eq!(r["schema_version"], 2);
+    assert_eq!(r["schema_version"], lab::results::SCHEMA_VERSION);
     assert_eq!(r["experiment"], "echo-server");
     assert_eq!(r["status"], "complete", "{r:#}");
     assert_eq!(r["rounds"]["finished"], 8);

@@ -28,7 +28,7 @@ fn unbounded_buffers_grow_bounded_ones_stay_flat_and_two_runs_compare() {
     let r = run(&dir);
     assert_eq!(
         (r["schema_version"].as_u64(), r["experiment"].as_str()),
-        (Some(2), Some("heap-growth"))
+        (Some(u64::from(lab::results::SCHEMA_VERSION)), Some("heap-growth"))
     );
     assert_eq!(r["status"], "complete", "{r:#}");
     for k in ["date", "cpu_model", "cores", "rustc", "build_profile", "git_commit", "os"] {

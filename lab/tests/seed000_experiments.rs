@@ -29,7 +29,7 @@ fn run(exp: &str, name: &str, args: &[&str]) -> (Value, PathBuf, String) {
 }
 
 fn check_common(r: &Value, exp: &str, dir: &Path) {
-    assert_eq!(r["schema_version"], 2);
+    assert_eq!(r["schema_version"], lab::results::SCHEMA_VERSION);
     assert_eq!(r["experiment"], exp);
     assert_eq!(r["status"], "complete");
     for k in ["date", "cpu_model", "cores", "rustc", "build_profile", "git_commit", "os"] {

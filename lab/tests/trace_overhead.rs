@@ -200,7 +200,7 @@ fn trace_overhead_reports_each_mode_against_off_on_the_system_allocator() {
     assert!(stdout.contains("target: flight recorder's cost"), "{stdout}");
 
     let r = results(&dir);
-    assert_eq!(r["schema_version"], 2);
+    assert_eq!(r["schema_version"], lab::results::SCHEMA_VERSION);
     assert_eq!(r["experiment"], "trace-overhead");
     assert_eq!(r["status"], "complete", "{r:#}");
     assert_eq!(r["rounds"]["finished"].as_u64(), Some(ROUNDS as u64));

@@ -205,7 +205,7 @@ mod tests {
     fn q(p: u64, m: f64, ci: Option<(f64, f64)>) -> Ratio {
         let group = format!("P={p}");
         let q = crate::results::fixture::ratio("ring", "locked", &group, m, ci.map(|c| [c.0, c.1]));
-        Ratio { producers: Some(p), coverage: ci.map(|_| 0.99), rounds: 27, ..q }
+        Ratio { coverage: ci.map(|_| 0.99), rounds: 27, ..q }
     }
 
     #[test]

@@ -223,7 +223,6 @@ fn ratio(row: &Row, base: &Row) -> Ratio {
         group: row.group.clone(),
         row_role: row.role,
         baseline_role: base.role,
-        producers: row.key_u64("producers"),
         median,
         ci_low: ci.map(|c| c.low),
         ci_high: ci.map(|c| c.high),

@@ -298,6 +298,15 @@ impl Outcome for AllocOutcome {
     }
 }
 
+/// An `alloc-pooled-vs-unpooled` row's key: the dimensions that name its cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AllocKey {
+    /// The allocation mode.
+    pub mode: String,
+    /// The buffer size, bytes.
+    pub size: u64,
+}
+
 impl Experiment for AllocPooledVsUnpooled {
     const NAME: &'static str = "alloc-pooled-vs-unpooled";
     const ABOUT: &'static str = "seed 004 (Netty's JMH microbenchmarks), ByteBufAllocatorBenchmark: allocate + touch + free \
@@ -313,6 +322,7 @@ impl Experiment for AllocPooledVsUnpooled {
     type Args = AllocArgs;
     type Cell = Cell;
     type Outcome = AllocOutcome;
+    type Key = AllocKey;
     type Detail = AllocDetail;
 
     fn plan(a: &AllocArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
@@ -348,9 +358,8 @@ impl Experiment for AllocPooledVsUnpooled {
                     runs: shared.runs as usize,
                     jvm: jvm.clone().filter(|_| netty),
                 };
-                let mut c = CellPlan::new(cell, mode.name(), format!("size={size}"))
-                    .key("mode", mode.name())
-                    .key("size", size);
+                let key = AllocKey { mode: mode.name().into(), size: size as u64 };
+                let mut c = CellPlan::new(cell, mode.name(), format!("size={size}")).keyed(&key);
                 c.file_stem = format!("{}-{size}", mode.name());
                 c.unit = "ops/ms";
                 c.higher_is_better = true;
@@ -430,7 +439,7 @@ impl Experiment for AllocPooledVsUnpooled {
         out.tables.extend(netty::jvm_table(out));
         out.tables.extend(heap_table(out));
         out.tables.extend(crate::report::failure_table(out, &["mode", "size"], |x| {
-            vec![x.label.clone(), x.key_u64("size").map_or("?".into(), |s| s.to_string())]
+            vec![x.label.clone(), x.key_as::<AllocKey>().size.to_string()]
         }));
         for x in &out.results {
             if let Some(f) = detail(x).heap_file {
@@ -561,7 +570,7 @@ fn jmh_table(a: &AllocArgs, r: &Results) -> Table {
         &["Benchmark", "size", "Mode", "Cnt", "Score", "Error (99.9%)", "Units", "min", "max", "stdev", "median over forks [interval]", "pooled/unpooled (paired)"],
     );
     for x in &r.results {
-        let size = x.key_u64("size").map_or("?".into(), |s| s.to_string());
+        let size = x.key_as::<AllocKey>().size.to_string();
         let mut line = vec![format!("{}Allocation", x.label), size, "thrpt".into()];
         match detail(x).summary.filter(|_| x.status == Status::Ok) {
             Some(s) => {
@@ -670,7 +679,7 @@ fn heap_table(r: &Results) -> Option<Table> {
         let Some(h) = detail(x).heap else { continue };
         t.rows.push(vec![
             x.label.clone(),
-            x.key_u64("size").map_or("?".into(), |s| s.to_string()),
+            x.key_as::<AllocKey>().size.to_string(),
             format!("{:.0}", h.ops),
             format!("{:.0}", h.total_blocks as f64),
             format!("{:.0}", h.total_bytes as f64),

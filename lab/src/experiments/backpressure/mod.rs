@@ -438,9 +438,12 @@ fn cells_of(
             runs,
             rx: rx.cloned(),
         };
-        let mut p = CellPlan::new(c, name(format!("{case}[{policy}]")), "seed")
-            .key("case", case)
-            .key("policy", policy);
+        let mut p =
+            CellPlan::new(c, name(format!("{case}[{policy}]")), "seed").keyed(&BackpressureKey {
+                case: Some(case.into()),
+                policy: Some(policy.into()),
+                ..Default::default()
+            });
         let stem =
             if policy == "drop-latest" { case.to_string() } else { format!("{case}-{policy}") };
         p.file_stem = name(stem);
@@ -459,9 +462,13 @@ fn cells_of(
         for &rate in &a.rates.0 {
             let case = Case::Grid { n: a.elements, capacity, rate };
             let c = Cell { case, warmup, runs, rx: rx.cloned() };
-            let mut p = CellPlan::new(c, name(format!("grid[c{capacity},r{rate}]")), "grid")
-                .key("capacity", capacity)
-                .key("rate", rate);
+            let mut p = CellPlan::new(c, name(format!("grid[c{capacity},r{rate}]")), "grid").keyed(
+                &BackpressureKey {
+                    capacity: Some(capacity as u64),
+                    rate: Some(rate),
+                    ..Default::default()
+                },
+            );
             p.file_stem = name(format!("grid-c{capacity}-r{rate}"));
             p.trace = traced == Some((capacity, rate));
             p.threads = 2;
@@ -469,15 +476,40 @@ fn cells_of(
         }
     }
     if let Some(s) = rx {
-        cells = cells.into_iter().map(|p| p.key("impl", s.lib.name())).collect();
+        let library = Some(s.lib.name().to_string());
+        cells = cells
+            .into_iter()
+            .map(|p| p.rekey(|k: &mut BackpressureKey| k.library = library.clone()))
+            .collect();
     }
     cells
 }
 
 /// The JVM library whose row `x` is (`None`: the reactive crate's).
 fn lib_of(x: &Row) -> Option<Lib> {
-    let imp = x.key.get("impl").and_then(|v| v.as_str())?;
+    let imp = x.key_as::<BackpressureKey>().library?;
     Lib::ALL.into_iter().find(|l| l.name() == imp)
+}
+
+/// A `backpressure-buffer` row's key: the dimensions that name its cell (a seed case and
+/// policy, or a grid cell's capacity and rate).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackpressureKey {
+    /// A seed row's case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
+    /// A seed row's overflow policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    /// A grid row's buffer capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u64>,
+    /// A grid row's producer-to-consumer rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// The JVM library, for its rows.
+    #[serde(default, rename = "impl", skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
 }
 
 impl Experiment for BackpressureBuffer {
@@ -499,6 +531,7 @@ impl Experiment for BackpressureBuffer {
     type Args = BackpressureArgs;
     type Cell = Cell;
     type Outcome = BpOutcome;
+    type Key = BackpressureKey;
     type Detail = BackpressureDetail;
 
     fn plan(a: &BackpressureArgs, shared: &Shared) -> Result<Plan<Cell>, String> {

@@ -1,7 +1,9 @@
 //! `backpressure-buffer`'s report: the verdict, the charts, the seed's cases and the grid,
 //! the reactive crate's rows first, then each JVM library's.
 
-use super::{detail, lib_of, BackpressureArgs, CaseDetail, SEED_CAP, SEED_N, SERVICE_NS};
+use super::{
+    detail, lib_of, BackpressureArgs, BackpressureKey, CaseDetail, SEED_CAP, SEED_N, SERVICE_NS,
+};
 use crate::measure::rx::Lib;
 use crate::results::{Chart, Results, Row, Status, Table};
 
@@ -42,8 +44,9 @@ pub(super) fn verdict(r: &Results) -> Vec<String> {
         let hi = grid.iter().max_by(|a, b| a.1.total_cmp(&b.1));
         if let (Some(lo), Some(hi)) = (lo, hi) {
             let at = |x: &Row| {
-                let cap = x.key_u64("capacity").map_or("–".into(), |c| c.to_string());
-                let rate = x.key.get("rate").and_then(|v| v.as_f64());
+                let k: BackpressureKey = x.key_as();
+                let cap = k.capacity.map_or("–".into(), |c| c.to_string());
+                let rate = k.rate;
                 format!("capacity {cap}, rate {}×", rate.map_or("–".into(), |r| r.to_string()))
             };
             v.push(format!(
@@ -233,8 +236,8 @@ pub(super) fn grid_table(a: &BackpressureArgs, r: &Results) -> Table {
                 let row = r.results.iter().find(|x| {
                     x.group == "grid"
                         && lib_of(x) == lib
-                        && x.key_u64("capacity") == Some(cap as u64)
-                        && x.key.get("rate").and_then(|v| v.as_f64()) == Some(rate)
+                        && x.key_as::<BackpressureKey>().capacity == Some(cap as u64)
+                        && x.key_as::<BackpressureKey>().rate == Some(rate)
                 });
                 line.push(row.map_or("–".into(), grid_cell_text));
             }

@@ -5,6 +5,7 @@
 //! stay in `lab-heap` under dhat whatever the allocator: dhat counts the code's
 //! allocations, which no allocator changes, not how fast an allocator serves them.
 
+use super::DvlKey;
 use super::HandoffDetail;
 use crate::results::{Results, Row, Status, Table};
 use crate::stats::pairing::pair_ratios;
@@ -87,18 +88,24 @@ pub fn split_label(label: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// The rows of a dimension (their key holds `key`: `allocator`, `jvm_gc`): the label
-/// stems (`locked` of `locked@jemalloc`) in the order first seen, and the producer counts,
+/// The rows of a dimension (their key has it: `allocator`, `jvm_gc`): the label stems
+/// (`locked` of `locked@jemalloc`) in the order first seen, and the producer counts,
 /// ascending, once each.
-pub fn stems_and_producers<'a>(r: &'a Results, key: &str) -> (Vec<&'a str>, Vec<u64>) {
+pub fn stems_and_producers<'a>(
+    r: &'a Results,
+    dimension: impl Fn(&DvlKey) -> Option<String>,
+) -> (Vec<&'a str>, Vec<u64>) {
     let mut stems: Vec<&str> = Vec::new();
     let mut ps: Vec<u64> = Vec::new();
-    for x in r.results.iter().filter(|x| x.key.contains_key(key)) {
+    for (x, k) in r.results.iter().map(|x| (x, super::key(x))) {
+        if dimension(&k).is_none() {
+            continue;
+        }
         let stem = split_label(&x.label).0;
         if !stems.contains(&stem) {
             stems.push(stem);
         }
-        ps.extend(x.key_u64("producers"));
+        ps.push(k.producers);
     }
     ps.sort_unstable();
     ps.dedup();
@@ -107,7 +114,7 @@ pub fn stems_and_producers<'a>(r: &'a Results, key: &str) -> (Vec<&'a str>, Vec<
 
 /// The row labelled `label` at `p` producers.
 pub fn find_row<'a>(r: &'a Results, label: &str, p: u64) -> Option<&'a Row> {
-    r.results.iter().find(|x| x.label == label && x.key_u64("producers") == Some(p))
+    r.results.iter().find(|x| x.label == label && super::key(x).producers == p)
 }
 
 /// With several allocators and a plain baseline name (`locked`, the default; `None`: locked
@@ -158,17 +165,16 @@ fn detail(x: &Row) -> HandoffDetail {
 /// under each allocator with its ratio to `system` (or to the first allocator when system
 /// did not run), paired within rounds, and dhat's allocations per message beside them.
 pub fn table(r: &Results) -> Option<Table> {
-    let mut allocs: Vec<&str> = {
-        let mut v: Vec<&str> = Vec::new();
-        for x in &r.results {
-            if let Some(a) = x.key.get("allocator").and_then(|a| a.as_str()) {
-                if !v.contains(&a) {
-                    v.push(a);
-                }
+    let named: Vec<String> = {
+        let mut v: Vec<String> = Vec::new();
+        for a in r.results.iter().filter_map(|x| super::key(x).allocator) {
+            if !v.contains(&a) {
+                v.push(a);
             }
         }
         v
     };
+    let mut allocs: Vec<&str> = { named.iter().map(String::as_str).collect::<Vec<&str>>() };
     if allocs.len() < 2 {
         return None;
     }
@@ -182,7 +188,7 @@ pub fn table(r: &Results) -> Option<Table> {
         }
     }
     header.push("dhat allocations/msg".into());
-    let (stems, ps) = stems_and_producers(r, "allocator");
+    let (stems, ps) = stems_and_producers(r, |k| k.allocator.clone());
     let find = |label: &str, p: u64| find_row(r, label, p);
     let mut rows = Vec::new();
     for stem in &stems {
@@ -202,7 +208,7 @@ pub fn table(r: &Results) -> Option<Table> {
                 if *a != reference {
                     let ratio = pair_ratios(&r.results, &label(a), &label(reference))
                         .into_iter()
-                        .find(|q| q.producers == Some(p));
+                        .find(|q| super::ratio_producers(r, q) == Some(p));
                     row.push(ratio.map_or("–".into(), |q| q.text()));
                 }
             }

@@ -48,7 +48,7 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     out.tables.extend(super::sites::table(out));
     out.tables.extend(tables::jvm_table(out));
     out.tables.extend(crate::report::failure_table(out, &["variant", "P"], |x| {
-        vec![x.label.clone(), x.key_u64("producers").map_or("–".into(), |p| p.to_string())]
+        vec![x.label.clone(), super::key(x).producers.to_string()]
     }));
     out.charts = tables::charts(out);
     out.why = why::section(out);
@@ -123,8 +123,7 @@ fn jvm_environment(a: &DvlArgs, out: &mut Results) {
         let mut disruptors: Vec<String> = Vec::new();
         for r in &out.results {
             let Some(d) = r.detail::<HandoffDetail>().jvm else { continue };
-            let v = r.key.get("variant").and_then(Value::as_str).unwrap_or("?");
-            let v = v.split(['[', '@', '(']).next().unwrap_or(v);
+            let v = super::key(r).variant;
             let line = format!("{} ({v})", d.disruptor_version.as_deref().unwrap_or("–"));
             if v.contains("disruptor") && !disruptors.contains(&line) {
                 disruptors.push(line);
@@ -612,7 +611,6 @@ mod tests {
         let group = format!("P={p}");
         let q = crate::results::fixture::ratio("ring", "locked", &group, m, ci.map(|c| [c.0, c.1]));
         Ratio {
-            producers: Some(p),
             coverage: Some(0.99),
             rounds: 27,
             unstable: ci.is_none_or(|c| c.1 - c.0 > 0.2 * m),

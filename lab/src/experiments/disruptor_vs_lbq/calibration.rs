@@ -13,11 +13,11 @@
 //! of the headline tables, the verdict's comparisons and the Why section (their role,
 //! [`Role::OwnLoop`]).
 
+use super::DvlKey;
 use crate::experiment::Plan;
 use crate::measure::calibration::{kind_of, label_of};
 use crate::measure::harness::CellSpec;
 use crate::results::{Ratio, Results, Role, Table};
-use serde_json::json;
 
 /// A row is flagged when the lab runs it below this share of its calibration.
 pub const SLOW_BELOW: f64 = 0.9;
@@ -37,12 +37,11 @@ pub fn cells(plan: &mut Plan<CellSpec>, ours: bool) {
             kind_of(&c.cell.variant).filter(|_| c.role != Role::Twin).filter(|_| ours || !is_ours);
         let mut cal = None;
         if let Some(kind) = kind {
-            let mut k = c.clone();
+            let mut k = c.clone().rekey(|k: &mut DvlKey| k.calibration = Some(kind.to_string()));
             k.label = label_of(&c.label, kind);
             k.role = Role::OwnLoop;
             k.beside = Some(c.label.clone());
             k.file_stem = format!("{}-{kind}", c.file_stem);
-            k.key.insert("calibration".into(), json!(kind));
             k.cell.calibration = Some(kind.to_string());
             k.cell.sampling_ab_pairs = 0;
             k.cell.in_run_trace = None;
@@ -139,7 +138,7 @@ pub fn table(r: &Results) -> Option<Table> {
         let qps = |l: &str| super::tables::qps_cell(r, l, &q.group);
         t.rows.push(vec![
             q.variant.clone(),
-            q.producers.map_or("–".into(), |p| p.to_string()),
+            super::ratio_producers(r, q).map_or("–".into(), |p| p.to_string()),
             qps(&q.variant),
             qps(&q.baseline),
             q.text(),

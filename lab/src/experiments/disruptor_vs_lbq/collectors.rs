@@ -78,14 +78,13 @@ fn detail(x: &Row) -> HandoffDetail {
 /// under each collector with its ratio to the reference (paired within rounds) and the
 /// median GC ms per run beside each.
 pub fn table(r: &Results) -> Option<Table> {
-    let mut gcs: Vec<&str> = Vec::new();
-    for x in &r.results {
-        if let Some(g) = x.key.get("jvm_gc").and_then(|g| g.as_str()) {
-            if !gcs.contains(&g) {
-                gcs.push(g);
-            }
+    let mut named: Vec<String> = Vec::new();
+    for g in r.results.iter().filter_map(|x| super::key(x).jvm_gc) {
+        if !named.contains(&g) {
+            named.push(g);
         }
     }
+    let mut gcs: Vec<&str> = named.iter().map(String::as_str).collect();
     if gcs.len() < 2 {
         return None;
     }
@@ -99,7 +98,7 @@ pub fn table(r: &Results) -> Option<Table> {
             header.push(format!("{g}/{reference} [interval]"));
         }
     }
-    let (stems, ps) = super::allocators::stems_and_producers(r, "jvm_gc");
+    let (stems, ps) = super::allocators::stems_and_producers(r, |k| k.jvm_gc.clone());
     let find = |label: &str, p: u64| super::allocators::find_row(r, label, p);
     let mut rows = Vec::new();
     for stem in &stems {
@@ -121,7 +120,7 @@ pub fn table(r: &Results) -> Option<Table> {
                 if *g != reference {
                     let ratio = pair_ratios(&r.results, &label(g), &label(reference))
                         .into_iter()
-                        .find(|q| q.producers == Some(p));
+                        .find(|q| super::ratio_producers(r, q) == Some(p));
                     row.push(ratio.map_or("–".into(), |q| q.text()));
                 }
             }

@@ -3,10 +3,45 @@
 
 use crate::profile::counters::Values;
 use crate::profile::sched::ThreadOffCpu;
+use crate::results::{Ratio, Results, Row};
 use crate::stats::percentiles::Percentiles;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// A `disruptor-vs-lbq` row's key: the dimensions that name its cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DvlKey {
+    /// The variant (`locked`, `ring`, a peer, `jvm-…`).
+    pub variant: String,
+    /// Producer threads.
+    pub producers: u64,
+    /// The ring's wait strategy, for the variants that take one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<String>,
+    /// The timed allocator, when several ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator: Option<String>,
+    /// The JVM's collector, when several ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jvm_gc: Option<String>,
+    /// An own loop's calibration kind (`own-loop`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<String>,
+    /// A traced twin: the flight recorder in its timed forks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_run_trace: bool,
+}
+
+/// A row's typed key.
+pub fn key(x: &Row) -> DvlKey {
+    x.key_as()
+}
+
+/// The producers of a ratio's rows (a group is one P), from its row's key.
+pub fn ratio_producers(r: &Results, q: &Ratio) -> Option<u64> {
+    r.results.iter().find(|x| x.label == q.variant && x.group == q.group).map(|x| key(x).producers)
+}
 
 /// A `disruptor-vs-lbq` row's own fields in results.json (beside the row's envelope).
 /// Results written before a field existed lack it: it reads as its default.

@@ -28,7 +28,6 @@ use crate::results::Mode;
 use crate::results::{FileLink, Results, Role, Row, Status, Table};
 use crate::units::{fmt_num, group};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 /// What a traced twin's label adds to its plain cell's.
 pub const SUFFIX: &str = "[in-run]";
@@ -62,11 +61,10 @@ pub fn twins(mode: TraceMode, plan: &mut Plan<CellSpec>) {
 }
 
 fn twin_of(c: &CellPlan<CellSpec>) -> CellPlan<CellSpec> {
-    let mut t = c.clone();
+    let mut t = c.clone().rekey(|k: &mut super::DvlKey| k.in_run_trace = true);
     t.label = format!("{}{SUFFIX}", c.label);
     t.role = Role::Twin;
     t.beside = Some(c.label.clone());
-    t.key.insert("in_run_trace".into(), json!(true));
     t.cell.in_run_trace = Some(c.file_stem.clone());
     // The sampling-cost pairs are the plain cell's to measure; the heap pass would repeat
     // the plain cell's.
@@ -218,7 +216,7 @@ pub fn cost_table(r: &Results) -> Option<Table> {
         let qps = |l: &str| super::tables::qps_cell(r, l, &q.group);
         t.rows.push(vec![
             q.baseline.clone(),
-            q.producers.map_or("–".into(), |p| p.to_string()),
+            super::ratio_producers(r, q).map_or("–".into(), |p| p.to_string()),
             qps(&q.baseline),
             qps(&q.variant),
             q.text(),

@@ -16,7 +16,7 @@ mod sites;
 mod tables;
 mod why;
 
-pub use detail::HandoffDetail;
+pub use detail::{key, ratio_producers, DvlKey, HandoffDetail};
 
 use crate::experiment::{size, Defaults, Experiment, Finished, Measured, Outcome, Plan, Shared};
 use crate::experiment::{Switch, TraceMode};
@@ -249,6 +249,7 @@ impl Experiment for DisruptorVsLbq {
     type Cell = CellSpec;
     type Outcome = CellOutput;
     type Detail = HandoffDetail;
+    type Key = DvlKey;
 
     fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, String> {
         plan::plan(a, shared)

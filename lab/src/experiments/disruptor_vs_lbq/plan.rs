@@ -1,7 +1,7 @@
 //! `disruptor-vs-lbq`'s plan: its options checked, the cells (variant × wait × allocator
 //! × P), the baseline and the pairs its ratios are taken of.
 
-use super::{allocators, collectors, inrun, DvlArgs, DEFAULT_HEAP_MESSAGES};
+use super::{allocators, collectors, inrun, DvlArgs, DvlKey, DEFAULT_HEAP_MESSAGES};
 use crate::experiment::{CellPlan, Plan, Shared, Switch};
 use crate::measure::harness::CellSpec;
 use crate::measure::variants::{self, is_jvm, WAITS};
@@ -274,19 +274,17 @@ fn cells(s: &Settings<'_>, chosen: &[String]) -> Vec<CellPlan<CellSpec>> {
                 // what latency sampling costs, over as many forks as there are rounds.
                 let pairs = usize::from(v == "ring" && first_ring && a.sample_every > 0);
                 first_ring &= pairs == 0;
+                let key = DvlKey {
+                    variant: v.clone(),
+                    producers: p as u64,
+                    wait: w.clone(),
+                    allocator: al.filter(|_| several).map(str::to_string),
+                    jvm_gc: gc.filter(|_| several_gcs).map(|g| g.0.to_string()),
+                    ..DvlKey::default()
+                };
                 let mut c =
                     CellPlan::new(spec(s, v, &w, (al, gc), p, pairs), label, format!("P={p}"))
-                        .key("variant", v.as_str())
-                        .key("producers", p);
-                if let Some(w) = &w {
-                    c = c.key("wait", w.as_str());
-                }
-                if let (Some(al), true) = (al, several) {
-                    c = c.key("allocator", al);
-                }
-                if let (Some((g, _)), true) = (gc, several_gcs) {
-                    c = c.key("jvm_gc", *g);
-                }
+                        .keyed(&key);
                 c.binary = al.and_then(allocators::binary);
                 // dhat counts the same allocations under every allocator: one heap pass
                 // (the reference allocator's) per variant and P is enough.

@@ -15,7 +15,7 @@ pub(super) fn table(r: &Results) -> Option<Table> {
     );
     for x in &r.results {
         let Some(d) = x.detail_if_any::<HandoffDetail>() else { continue };
-        let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
+        let p = super::key(x).producers.to_string();
         if let Some(h) = &d.heap {
             let m = h.messages.max(1) as f64;
             for s in h.top_sites.iter().take(PER_ROW) {
@@ -77,7 +77,7 @@ mod tests {
 
     fn results(jvm: JvmDetail, trace: Option<&str>) -> Results {
         let mut x: crate::results::Row = serde_json::from_value(json!({
-            "label": "jvm-disruptor", "key": {"producers": 1}, "group": "P=1", "status": "OK",
+            "label": "jvm-disruptor", "key": {"variant": "jvm-disruptor", "producers": 1}, "group": "P=1", "status": "OK",
             "valid": true, "unit": "ms", "higher_is_better": false, "score": 10.0, "forks": []
         }))
         .expect("row");

@@ -21,7 +21,7 @@ pub(super) fn jvm_table(r: &Results) -> Option<Table> {
         let f = |v: Option<f64>, d: usize| v.map_or("–".into(), |v| format!("{v:.d$}"));
         t.rows.push(vec![
             x.label.clone(),
-            x.key_u64("producers").map_or("–".into(), |p| p.to_string()),
+            super::key(x).producers.to_string(),
             j.producer_type.to_uppercase(),
             j.wait_strategy.clone().unwrap_or_else(|| "–".into()),
             j.message.clone(),
@@ -54,14 +54,14 @@ fn axes(r: &Results) -> (Vec<String>, Vec<u64>) {
             labels.push(row.label.clone());
         }
     }
-    let mut ps: Vec<u64> = r.results.iter().filter_map(|x| x.key_u64("producers")).collect();
+    let mut ps: Vec<u64> = r.results.iter().map(|x| super::key(x).producers).collect();
     ps.sort_unstable();
     ps.dedup();
     (labels, ps)
 }
 
 fn find<'a>(r: &'a Results, label: &str, p: u64) -> Option<&'a Row> {
-    r.results.iter().find(|x| x.label == label && x.key_u64("producers") == Some(p))
+    r.results.iter().find(|x| x.label == label && super::key(x).producers == p)
 }
 
 fn qps_of(row: &Row, score: f64) -> f64 {
@@ -123,10 +123,11 @@ pub(super) fn headline_tables(r: &Results) -> Vec<Table> {
                     }));
                 }
                 for (o, b) in &pairs {
-                    let x = r
-                        .ratios
-                        .iter()
-                        .find(|x| &x.variant == o && &x.baseline == b && x.producers == Some(p));
+                    let x = r.ratios.iter().find(|x| {
+                        &x.variant == o
+                            && &x.baseline == b
+                            && super::ratio_producers(r, x) == Some(p)
+                    });
                     row.push(match x {
                         Some(x) if is_qps => x.text(),
                         Some(x) => x.median.map_or("–".into(), |m| format!("{:.1}%", 100.0 / m)),
@@ -191,7 +192,7 @@ pub(super) fn forks_table(r: &Results) -> Table {
         );
         t.rows.push(vec![
             x.label.clone(),
-            x.key_u64("producers").map_or("–".into(), |p| p.to_string()),
+            super::key(x).producers.to_string(),
             x.status.word().to_string(),
             format!("{}/{}", s.len(), x.forks.len()),
             f(s.iter().copied().reduce(f64::min)),
@@ -259,7 +260,7 @@ pub(super) fn latency_table(r: &Results, every: u64) -> Table {
         &["variant", "P", "samples", "p50", "p90", "p99", "p99.9", "max"],
     );
     for x in &r.results {
-        let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
+        let p = super::key(x).producers.to_string();
         t.rows.push(match detail(x).latency_ns {
             Some(l) => vec![
                 x.label.clone(),
@@ -306,7 +307,7 @@ pub(super) fn cpu_table(r: &Results) -> Table {
         ],
     );
     for x in &r.results {
-        let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
+        let p = super::key(x).producers.to_string();
         let d = detail(x);
         t.rows.push(match d.cpu {
             Some(c) => {
@@ -375,7 +376,7 @@ pub(super) fn counters_table(r: &Results) -> Table {
     let mut nulls: Vec<String> = Vec::new();
     for (x, d) in &rows {
         let c = &d.counters;
-        let p = x.key_u64("producers").map_or("–".into(), |p| p.to_string());
+        let p = super::key(x).producers.to_string();
         let mut row = vec![x.label.clone(), p];
         match c {
             Some(c) => row.extend(columns.iter().map(|k| {
@@ -440,7 +441,7 @@ pub(super) fn heap_table(r: &Results) -> Option<Table> {
         if let Some(h) = detail(x).heap {
             t.rows.push(vec![
                 x.label.clone(),
-                x.key_u64("producers").map_or("–".into(), |p| p.to_string()),
+                super::key(x).producers.to_string(),
                 h.messages.to_string(),
                 h.total_blocks.to_string(),
                 h.total_bytes.to_string(),
@@ -471,7 +472,7 @@ fn ratio_chart(r: &Results) -> Option<Chart> {
     };
     for x in r.ratios.iter().filter(|x| !x.is_side()) {
         let name = format!("{}/{}", x.variant, x.baseline);
-        let (Some(p), Some(m)) = (x.producers, x.median) else { continue };
+        let (Some(p), Some(m)) = (super::ratio_producers(r, x), x.median) else { continue };
         let at = match c.series.iter().position(|(n, _)| *n == name) {
             Some(i) => i,
             None => {
@@ -528,7 +529,7 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
             .iter()
             .filter(|x| &x.label == l)
             .filter(ok)
-            .filter_map(|x| Some((x.key_u64("producers")? as f64, x)))
+            .map(|x| (super::key(x).producers as f64, x))
             .collect();
         let pts = rows.iter().filter_map(|(p, x)| Some((*p, detail(x).qps?))).collect();
         let bars: Vec<(f64, f64, f64)> =
@@ -549,7 +550,7 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
                 .filter(|x| &x.label == l)
                 .filter(ok)
                 .filter_map(|x| {
-                    Some((x.key_u64("producers")? as f64, f(&detail(x).latency_ns?) as f64 / 1e3))
+                    Some((super::key(x).producers as f64, f(&detail(x).latency_ns?) as f64 / 1e3))
                 })
                 .collect();
             lat.push((format!("{l} {name}"), pts));

@@ -350,7 +350,7 @@ mod tests {
             ratio.0,
             Some([ratio.1, ratio.2]),
         );
-        r.ratios.push(Ratio { producers: Some(1), coverage: Some(0.99), rounds: 18, ..q });
+        r.ratios.push(Ratio { coverage: Some(0.99), rounds: 18, ..q });
         r
     }
 

@@ -729,6 +729,19 @@ fn chosen_servers(
     Ok((servers, notes))
 }
 
+/// An `echo-server` row's key: the dimensions that name its cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EchoKey {
+    /// The server.
+    pub server: String,
+    /// Requests per run.
+    pub requests: u64,
+    /// Concurrent connections.
+    pub concurrency: u64,
+    /// Whether connections are kept alive.
+    pub keep_alive: bool,
+}
+
 impl Experiment for EchoServer {
     const NAME: &'static str = "echo-server";
     const ABOUT: &'static str = "seed 003 (the ReactiveJ echo server under ab -n 10000 -c 25): \
@@ -746,6 +759,7 @@ impl Experiment for EchoServer {
     type Args = EchoArgs;
     type Cell = EchoCell;
     type Outcome = EchoOutcome;
+    type Key = EchoKey;
     type Detail = detail::EchoDetail;
 
     fn plan(a: &EchoArgs, shared: &Shared) -> Result<Plan<EchoCell>, String> {
@@ -794,11 +808,13 @@ impl Experiment for EchoServer {
                     runs: shared.runs as usize,
                     jvm: jvm_cells.get(s).cloned(),
                 };
-                let mut c = CellPlan::new(cell, s.as_str(), group.as_str())
-                    .key("server", s.as_str())
-                    .key("requests", a.requests)
-                    .key("concurrency", a.concurrency)
-                    .key("keep_alive", a.keep_alive);
+                let key = EchoKey {
+                    server: s.clone(),
+                    requests: a.requests,
+                    concurrency: a.concurrency,
+                    keep_alive: a.keep_alive,
+                };
+                let mut c = CellPlan::new(cell, s.as_str(), group.as_str()).keyed(&key);
                 c.unit = "req/s";
                 c.higher_is_better = true;
                 // The load generator's thread, the event loop and the workers (inline:

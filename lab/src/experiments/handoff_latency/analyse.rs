@@ -2,7 +2,7 @@
 //! and V2 log), the fixed-rate account summed over its runs, a sweep's climb; then the
 //! tables, charts and method.
 
-use super::detail::{detail, LatDetail};
+use super::detail::{detail, HlKey, LatDetail};
 use super::hdr::Merged;
 use super::hdr::{self, Interval, Tail};
 use super::run::highest_sustained;
@@ -166,10 +166,10 @@ fn fill_row(
         None => (None, None),
     };
     let slowest_trace = write_journeys(dir, rec, out);
-    let workload = rec.plan.key.get("workload").and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let key: HlKey = row.key_as();
     row.set_detail(&LatDetail {
-        workload,
-        variant: rec.plan.key.get("variant").and_then(|v| v.as_str()).unwrap_or("").to_string(),
+        workload: key.workload,
+        variant: key.variant,
         wait: c.wait.clone(),
         tail: merged.as_ref().map(|m| Tail::of(&m.all)),
         uncorrected: merged.as_ref().and_then(|m| m.uncorrected.as_ref()).map(Tail::of),

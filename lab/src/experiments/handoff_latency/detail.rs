@@ -7,6 +7,21 @@ use super::{RateFacts, Step};
 use crate::results::Row;
 use serde::{Deserialize, Serialize};
 
+/// A `handoff-latency` row's key: the dimensions that name its cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HlKey {
+    /// `ping-pong`, `fixed-rate`, `sweep` or `pipeline`.
+    pub workload: String,
+    /// The variant (`floor` for the machine floor, `harness` for the fixed rate's plain
+    /// loop).
+    pub variant: String,
+    /// Producers.
+    pub producers: u64,
+    /// The ring's wait strategy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<String>,
+}
+
 /// A `handoff-latency` row's own fields in results.json.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]

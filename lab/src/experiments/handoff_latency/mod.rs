@@ -311,6 +311,7 @@ impl Experiment for HandoffLatency {
     type Args = HlArgs;
     type Cell = Cell;
     type Outcome = LatOutcome;
+    type Key = detail::HlKey;
     type Detail = detail::LatDetail;
     /// The ping-pong rows measure the cross-core round trip itself, so a round that ran in
     /// another phase of the machine is set apart and made up.

@@ -277,16 +277,15 @@ fn cell_plan(
         Work::Sweep { producers, .. } => ("sweep", "msgs/s sustained", producers + 1, producers),
         Work::Pipeline { .. } => ("pipeline", "ns mean", 1 + super::cell::STAGES, 1),
     };
-    let mut c = CellPlan::new(cell, label.clone(), group)
-        .key("workload", workload)
-        .key(
-            "variant",
-            row.map_or(if plain == FLOOR { "floor" } else { "harness" }, |r| r.variant.as_str()),
-        )
-        .key("producers", producers as u64);
-    if let Some(w) = row.and_then(|r| r.wait.clone()) {
-        c = c.key("wait", w);
-    }
+    let key = super::detail::HlKey {
+        workload: workload.to_string(),
+        variant: row
+            .map_or(if plain == FLOOR { "floor" } else { "harness" }, |r| r.variant.as_str())
+            .to_string(),
+        producers: producers as u64,
+        wait: row.and_then(|r| r.wait.clone()),
+    };
+    let mut c = CellPlan::new(cell, label.clone(), group).keyed(&key);
     let slug: String =
         group.chars().map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '-' }).collect();
     c.file_stem = format!("{slug}-{}", c.file_stem.replace(' ', "-"));

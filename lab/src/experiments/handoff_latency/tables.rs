@@ -284,7 +284,10 @@ fn targets(r: &Results) -> Vec<Target> {
         };
         let d = detail(rate);
         let fast = d.rate.as_ref().is_some_and(|f| f.offered >= 1e6);
-        if d.workload != "fixed-rate" || !fast || rate.key_u64("producers") != Some(1) {
+        if d.workload != "fixed-rate"
+            || !fast
+            || rate.key_as::<super::detail::HlKey>().producers != 1
+        {
             continue;
         }
         out.push(Target {

@@ -242,6 +242,22 @@ fn file_stem(variant: &str, cap: Option<usize>, tag: &str) -> String {
     format!("{variant}{}-{tag}", cap.map(|c| format!("-{c}")).unwrap_or_default())
 }
 
+/// A `heap-growth` row's key: the dimensions that name its cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HeapGrowthKey {
+    /// The row's variant label.
+    pub variant: String,
+    /// The handoff it drives.
+    pub handoff: String,
+    /// Its bound, messages (`null`: unbounded).
+    pub bound: Option<u64>,
+    /// Messages sent.
+    pub messages: u64,
+    /// The JVM library, for the JVM rows.
+    #[serde(default, rename = "impl", skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+}
+
 impl Experiment for HeapGrowth {
     const NAME: &'static str = "heap-growth";
     const ABOUT: &'static str = "seed 000 (the Reactor baseline): a producer faster than a \
@@ -261,6 +277,7 @@ impl Experiment for HeapGrowth {
     type Args = HeapGrowthArgs;
     type Cell = GrowthCell;
     type Outcome = GrowthOutcome;
+    type Key = HeapGrowthKey;
     type Detail = HeapGrowthDetail;
 
     fn plan(a: &HeapGrowthArgs, shared: &Shared) -> Result<Plan<GrowthCell>, String> {
@@ -307,11 +324,14 @@ impl Experiment for HeapGrowth {
                     rx: settings.cloned(),
                     runs,
                 };
-                let mut c = CellPlan::new(cell, label.clone(), tag)
-                    .key("variant", label.clone())
-                    .key("handoff", variant)
-                    .key("bound", cap.map_or(json!(null), |c| json!(c)))
-                    .key("messages", n * mult);
+                let key = HeapGrowthKey {
+                    variant: label.clone(),
+                    handoff: variant.to_string(),
+                    bound: cap.map(|c| c as u64),
+                    messages: n * mult,
+                    library: settings.map(|s| s.lib.name().to_string()),
+                };
+                let mut c = CellPlan::new(cell, label.clone(), tag).keyed(&key);
                 c.file_stem = file_stem(variant, cap, &tag.to_lowercase());
                 c.threads = 2;
                 c.unit = "messages queued (max)";
@@ -322,7 +342,6 @@ impl Experiment for HeapGrowth {
                 // The depth over time is charted from N's trace; 2N's would repeat it.
                 c.trace = mult == 1;
                 if let Some(s) = settings {
-                    c = c.key("impl", s.lib.name());
                     c.file_stem = format!("{}-{}", s.lib.name(), c.file_stem);
                 }
                 cells.push(c);
@@ -616,7 +635,8 @@ fn growth_table(r: &Results, a: &HeapGrowthArgs) -> Table {
     for label in labels {
         let of = |tag: &str| r.results.iter().find(|x| x.label == label && x.group == tag);
         let (Some(rn), Some(r2)) = (of("N"), of("2N")) else { continue };
-        let bound = rn.key_u64("bound").map_or("unbounded".into(), |c| c.to_string());
+        let bound =
+            rn.key_as::<HeapGrowthKey>().bound.map_or("unbounded".into(), |c| c.to_string());
         if let Some(bad) = [rn, r2].into_iter().find(|x| x.status != Status::Ok) {
             let why = bad.error.clone().unwrap_or_default();
             t.rows.push(vec![

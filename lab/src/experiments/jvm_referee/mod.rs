@@ -256,6 +256,15 @@ fn label(w: Workload, side: Side) -> String {
     }
 }
 
+/// A `jvm-referee` row's key: the dimensions that name its cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RefereeKey {
+    /// The workload.
+    pub workload: String,
+    /// `lab` (the lab's JVM child) or `jmh` (the JMH benchmark).
+    pub side: String,
+}
+
 impl Experiment for JvmReferee {
     const NAME: &'static str = "jvm-referee";
     const ABOUT: &'static str =
@@ -267,6 +276,7 @@ impl Experiment for JvmReferee {
     type Args = RefereeArgs;
     type Cell = Cell;
     type Outcome = RefereeOutcome;
+    type Key = RefereeKey;
     type Detail = RefereeDetail;
 
     fn plan(a: &RefereeArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
@@ -346,9 +356,12 @@ impl Experiment for JvmReferee {
             let jmh_cell =
                 Cell { side: Side::Jmh, rx: None, netty: None, jmh: Some(spec), ..base.clone() };
             for (cell, side) in [(base, Side::Lab), (jmh_cell, Side::Jmh)] {
-                let mut p = crate::experiment::CellPlan::new(cell, label(w, side), w.name())
-                    .key("workload", w.name())
-                    .key("side", if side == Side::Lab { "lab" } else { "jmh" });
+                let key = RefereeKey {
+                    workload: w.name().into(),
+                    side: if side == Side::Lab { "lab" } else { "jmh" }.into(),
+                };
+                let mut p =
+                    crate::experiment::CellPlan::new(cell, label(w, side), w.name()).keyed(&key);
                 p.unit = w.unit();
                 p.higher_is_better = w.unit() == "ops/ms";
                 p.heap = false;
@@ -432,10 +445,7 @@ impl Experiment for JvmReferee {
         out.tables.push(table.headline());
         out.verdict = verdict;
         out.tables.extend(crate::report::failure_table(out, &["workload", "side"], |x| {
-            vec![
-                x.key.get("workload").and_then(|v| v.as_str()).unwrap_or("?").to_string(),
-                x.key.get("side").and_then(|v| v.as_str()).unwrap_or("?").to_string(),
-            ]
+            vec![x.key_as::<RefereeKey>().workload, x.key_as::<RefereeKey>().side]
         }));
         out.method.push(format!(
             "Each workload runs two ways in every round: the lab's JVM child (as in \
@@ -474,9 +484,7 @@ fn referee_table(out: &Results) -> (Table, Vec<String>) {
         ],
     );
     let mut verdict = Vec::new();
-    for lab in
-        out.results.iter().filter(|r| r.key.get("side").and_then(|v| v.as_str()) == Some("lab"))
-    {
+    for lab in out.results.iter().filter(|r| r.key_as::<RefereeKey>().side == "lab") {
         let Some(d) = lab.detail_if_any::<RefereeDetail>() else { continue };
         let jmh_label = format!("{}/jmh", lab.label);
         let jmh = out.results.iter().find(|r| r.label == jmh_label);

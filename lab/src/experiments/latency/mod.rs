@@ -439,10 +439,12 @@ fn rx_cells(
             };
             let rx_word = format!("observe-on[{rs}]");
             let l = rx.label(&rx_word).unwrap_or(rx_word);
-            let mut c = CellPlan::new(cell, l.clone(), d.name())
-                .key("variant", rx.lib.name())
-                .key("demand", d.name())
-                .key("scheduler", s.name());
+            let key = PublishOnKey {
+                variant: rx.lib.name().into(),
+                demand: d.name().into(),
+                scheduler: Some(s.name().into()),
+            };
+            let mut c = CellPlan::new(cell, l.clone(), d.name()).keyed(&key);
             c.file_stem = format!("{}-{}", c.file_stem, d.name());
             c.threads = 2;
             c.unit = "µs p50";
@@ -466,6 +468,18 @@ fn label(v: Variant, s: Option<Sched>) -> String {
     }
 }
 
+/// A `publish-on-latency` row's key: the dimensions that name its cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PublishOnKey {
+    /// The variant (the crate's, or the JVM library's name).
+    pub variant: String,
+    /// The demand mode.
+    pub demand: String,
+    /// The scheduler, where the variant takes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+}
+
 impl Experiment for PublishOnLatency {
     const NAME: &'static str = "publish-on-latency";
     const ABOUT: &'static str =
@@ -477,6 +491,7 @@ impl Experiment for PublishOnLatency {
     type Args = LatencyArgs;
     type Cell = Cell;
     type Outcome = LatencyOutcome;
+    type Key = PublishOnKey;
     type Detail = LatencyDetail;
 
     fn plan(a: &LatencyArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
@@ -509,12 +524,12 @@ impl Experiment for PublishOnLatency {
                         runs: shared.runs as usize,
                         rx: None,
                     };
-                    let mut c = CellPlan::new(cell, label(v, s), d.name())
-                        .key("variant", v.name())
-                        .key("demand", d.name());
-                    if let Some(s) = s {
-                        c = c.key("scheduler", s.name());
-                    }
+                    let key = PublishOnKey {
+                        variant: v.name().into(),
+                        demand: d.name().into(),
+                        scheduler: s.map(|s| s.name().into()),
+                    };
+                    let mut c = CellPlan::new(cell, label(v, s), d.name()).keyed(&key);
                     c.file_stem = format!("{}-{}", c.file_stem, d.name());
                     c.threads = 1 + s.map_or(1, |s| s.threads(workers));
                     c.unit = "µs p50";

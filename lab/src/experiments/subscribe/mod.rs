@@ -257,11 +257,13 @@ fn label(w: Workload, s: Option<Sched>) -> String {
 /// group and are compared.
 fn reactive_cell(cell: Cell, workers: usize) -> CellPlan<Cell> {
     let (w, s) = (cell.workload, cell.scheduler);
-    let mut c = CellPlan::new(cell, label(w, s), w.name())
-        .key("workload", w.name())
-        .key("impl", "reactive");
+    let key = SubscribeKey {
+        workload: w.name().into(),
+        library: "reactive".into(),
+        scheduler: s.map(|s| s.name().into()),
+    };
+    let mut c = CellPlan::new(cell, label(w, s), w.name()).keyed(&key);
     if let Some(s) = s {
-        c = c.key("scheduler", s.name());
         c.threads = 1 + s.threads(workers);
     }
     c.unit = "ns/op";
@@ -275,16 +277,32 @@ fn reactive_cell(cell: Cell, workers: usize) -> CellPlan<Cell> {
 fn jvm_cell(cell: Cell, lib: &LibSettings) -> CellPlan<Cell> {
     let (w, s) = (cell.workload, cell.scheduler);
     let label = lib.label(w.rx_name()).unwrap_or_else(|| w.rx_name().to_string());
-    let mut c =
-        CellPlan::new(cell, label, w.name()).key("workload", w.name()).key("impl", lib.lib.name());
-    if let Some(s) = s {
-        c = c.key("scheduler", s.name());
+    let key = SubscribeKey {
+        workload: w.name().into(),
+        library: lib.lib.name().into(),
+        scheduler: s.map(|s| s.name().into()),
+    };
+    let mut c = CellPlan::new(cell, label, w.name()).keyed(&key);
+    if s.is_some() {
         c.threads = 2;
     }
     c.unit = "ns/op";
     c.heap = false;
     c.trace = false;
     c
+}
+
+/// A `subscribe-overhead` row's key: the dimensions that name its cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubscribeKey {
+    /// The workload.
+    pub workload: String,
+    /// The library: `reactive` (the crate), `rx`, `reactor`.
+    #[serde(rename = "impl")]
+    pub library: String,
+    /// The scheduler, for the workloads that take one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
 }
 
 impl Experiment for SubscribeOverhead {
@@ -300,6 +318,7 @@ impl Experiment for SubscribeOverhead {
     type Args = SubscribeArgs;
     type Cell = Cell;
     type Outcome = SubscribeOutcome;
+    type Key = SubscribeKey;
     type Detail = SubscribeDetail;
 
     fn plan(a: &SubscribeArgs, shared: &Shared) -> Result<Plan<Cell>, String> {

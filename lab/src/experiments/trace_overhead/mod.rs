@@ -292,6 +292,22 @@ impl Outcome for ModeOutcome {
     }
 }
 
+/// A `trace-overhead` row's key: the dimensions that name its cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceKey {
+    /// The workload's label.
+    pub workload: String,
+    /// The slot: `off`, `off-aa`, `flight`, `full`.
+    pub mode: String,
+    /// The variant the workload drives.
+    pub variant: String,
+    /// Its producers.
+    pub producers: u64,
+    /// The ring's wait strategy, where the variant takes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<String>,
+}
+
 impl Experiment for TraceOverhead {
     const NAME: &'static str = "trace-overhead";
     const ABOUT: &'static str = "what tracing costs a timed run: off, the flight recorder and \
@@ -308,6 +324,7 @@ impl Experiment for TraceOverhead {
     type Args = TraceOverheadArgs;
     type Cell = Cell;
     type Outcome = ModeOutcome;
+    type Key = TraceKey;
     type Detail = analysis::TraceDetail;
 
     fn plan(a: &TraceOverheadArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
@@ -336,14 +353,14 @@ impl Experiment for TraceOverhead {
                     warmup: shared.warmup as usize,
                     runs: shared.runs as usize,
                 };
-                let mut c = CellPlan::new(cell, label, w.label())
-                    .key("workload", w.label())
-                    .key("mode", label)
-                    .key("variant", variant)
-                    .key("producers", producers);
-                if let Some(wait) = wait {
-                    c = c.key("wait", wait);
-                }
+                let key = TraceKey {
+                    workload: w.label(),
+                    mode: label.to_string(),
+                    variant: variant.to_string(),
+                    producers: producers as u64,
+                    wait: wait.map(|w| w.to_string()),
+                };
+                let mut c = CellPlan::new(cell, label, w.label()).keyed(&key);
                 // The full capture's writer thread runs beside the producers and consumer.
                 c.threads = producers + 1 + usize::from(recorder == Recorder::Full);
                 c.heap = false;
