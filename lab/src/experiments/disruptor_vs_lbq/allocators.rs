@@ -91,10 +91,10 @@ pub fn split_label(label: &str) -> (&str, Option<&str>) {
 /// The rows of a dimension (their key has it: `allocator`, `jvm_gc`): the label stems
 /// (`locked` of `locked@jemalloc`) in the order first seen, and the producer counts,
 /// ascending, once each.
-pub fn stems_and_producers<'a>(
-    r: &'a Results,
+pub fn stems_and_producers(
+    r: &Results,
     dimension: impl Fn(&DvlKey) -> Option<String>,
-) -> (Vec<&'a str>, Vec<u64>) {
+) -> (Vec<&str>, Vec<u64>) {
     let mut stems: Vec<&str> = Vec::new();
     let mut ps: Vec<u64> = Vec::new();
     for (x, k) in r.results.iter().map(|x| (x, super::key(x))) {
