@@ -21,14 +21,16 @@ module, or a file declared `#[cfg(test)] mod x;`) count too and are marked. Re-e
 are not followed: a child naming `super::Y` is an edge to its parent, whichever child
 defines Y.
 
-Also fails when a generic stage (pipeline, runner, stats, results, report) names an
-experiment (any path into `crate::experiments`).
+Also fails when a generic stage (pipeline, runner, stats, results, analysis, report) names an
+experiment (any path into `crate::experiments`), and when a top-level module imports one of
+its own or a higher layer of the numbered list under `//! # Layers` in lib.rs (or is not
+in that list).
 
 Usage: scripts/import-circles.py [--graph] [lab/src]
        scripts/import-circles.py --self-test
 Prints each circle with the lines that make its edges, then one summary line per folder
-(its depth, modules, edges, circles) and per depth; exit 1 on a circle or a generic stage
-naming an experiment, 0 otherwise. --graph also prints the import graph, one line per
+(its depth, modules, edges, circles) and per depth; exit 1 on a circle, a generic stage
+naming an experiment or an import against the layers, 0 otherwise. --graph also prints the import graph, one line per
 folder: `module -> deps; …`. --self-test plants circles in a scratch tree and checks that
 each is reported and that a tree without one passes.
 """
@@ -40,7 +42,7 @@ import tempfile
 
 SKIP = {"main.rs", "lib.rs", "bin"}
 # Stages that must not know an experiment by name or by feature.
-GENERIC = {"pipeline", "runner", "stats", "results", "report"}
+GENERIC = {"pipeline", "runner", "stats", "results", "analysis", "report"}
 ROOT_LABEL = "lab/src"
 PATH_HEADS = {"crate", "$crate", "self", "super"}
 KEYWORDS = {
@@ -479,10 +481,53 @@ def graph_lines(report):
     return out
 
 
+def layers_of(root):
+    """Top-level module -> its layer, from the numbered list under `//! # Layers` in the
+    root's lib.rs (`//! 3. [`results`], [`x`]: what they are`: the modules named before the
+    first colon); None when lib.rs has no such list."""
+    path = os.path.join(root, "lib.rs")
+    if not os.path.exists(path):
+        return None
+    layers, inside = {}, False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            s = line.strip()
+            if s.startswith("//! #"):
+                inside = s == "//! # Layers"
+                continue
+            m = re.match(r"//! (\d+)\. (.*)", s) if inside else None
+            if m:
+                for name in re.findall(r"\[`(\w+)`\]", m.group(2).split(":")[0]):
+                    layers[name] = int(m.group(1))
+    return layers or None
+
+
+def layer_breaches(report, layers):
+    """Lines for every top-level module missing from the layers and every import of a
+    module of the same or a higher layer."""
+    out = []
+    for a, deps in sorted(report.graphs.get((), {}).items()):
+        if a not in layers:
+            out.append(f"{ROOT_LABEL}/lib.rs: the module `{a}` has no layer in its `# Layers` list")
+            continue
+        for b, wheres in sorted(deps.items()):
+            if b in layers and layers[b] >= layers[a]:
+                f, n, _ = wheres[0]
+                out.append(
+                    f"{f}:{n}: `{a}` (layer {layers[a]}) imports `{b}` (layer {layers[b]}); a "
+                    f"module imports only lower layers ({ROOT_LABEL}/lib.rs, # Layers)"
+                )
+    return out
+
+
 def check(root, graph=False):
     """(exit code, printed lines) for the tree at root."""
-    report = scan(os.path.normpath(root))
+    root = os.path.normpath(root)
+    report = scan(root)
     found = report.circles()
+    layers = layers_of(root)
+    if layers:
+        report.bad += layer_breaches(report, layers)
     lines = describe(report, found) + report.bad
     if graph:
         lines += graph_lines(report)
@@ -578,12 +623,25 @@ def self_test():
         code, lines = check(generic)
         if code != 1 or not any("the generic stage `runner` names an experiment" in line for line in lines):
             failures.append("a generic stage naming an experiment passes:\n" + "\n".join(lines))
+        # Layers: a (layer 2) may import b (layer 1); the other way round is a breach.
+        ok = "//! # Layers\n//! 1. [`b`], [`outer`]: leaves\n//! 2. [`a`]: above them\n//! # Next\n"
+        code, lines = check(plant("layers-ok", {"lib.rs": ok}))
+        if code != 0:
+            failures.append("imports down the layers fail:\n" + "\n".join(lines))
+        up = ok.replace("1. [`b`], [`outer`]", "1. [`a`], [`outer`]").replace("2. [`a`]", "2. [`b`]")
+        code, lines = check(plant("layers-up", {"lib.rs": up}))
+        if code != 1 or not any("`a` (layer 1) imports `b` (layer 2)" in line for line in lines):
+            failures.append("an import up the layers passes:\n" + "\n".join(lines))
+        missing = ok.replace(", [`outer`]", "")
+        code, lines = check(plant("layers-missing", {"lib.rs": missing}))
+        if code != 1 or not any("`outer` has no layer" in line for line in lines):
+            failures.append("a module without a layer passes:\n" + "\n".join(lines))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     for f in failures:
         print(f"import-circles self-test: FAILED: {f}")
-    cases = len(PLANTS) + 2
-    print(f"import-circles self-test: {len(failures)} failure(s) in {cases} case(s) (a clean tree, {len(PLANTS)} planted circles, a generic stage)")
+    cases = len(PLANTS) + 5
+    print(f"import-circles self-test: {len(failures)} failure(s) in {cases} case(s) (a clean tree, {len(PLANTS)} planted circles, a generic stage, three layer cases)")
     return 1 if failures else 0
 
 

@@ -6,9 +6,9 @@
 //! lies outside the other's interval: neither run looks like a repeat of the other. Exit 1
 //! when a change was found (so CI can gate on it), 0 otherwise.
 
+use crate::analysis::pairing::{probe_values, Probe};
 use crate::error::Error;
 use crate::results::{Ratio, Results, Row, Status, SCHEMA_VERSION};
-use crate::stats::pairing::{probe_values, Probe};
 use crate::units::fmt_num;
 use std::path::{Path, PathBuf};
 

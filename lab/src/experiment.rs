@@ -137,9 +137,14 @@ pub struct Measured {
 pub trait Outcome: Serialize + DeserializeOwned + Debug + Send + 'static {
     /// The measured runs, in the cell's unit, with their verdicts.
     fn measured(&self) -> Vec<Measured>;
-    /// The first failed check among all runs (warm-ups included), if any.
+    /// The warm-up runs' checks, for an outcome that keeps its warm-ups (their values are
+    /// not used).
+    fn warmups(&self) -> Vec<Measured> {
+        Vec::new()
+    }
+    /// The first failed check among all runs (warm-ups first), if any.
     fn failure(&self) -> Option<String> {
-        self.measured().into_iter().find(|m| !m.valid).map(|m| m.verdict)
+        self.warmups().into_iter().chain(self.measured()).find(|m| !m.valid).map(|m| m.verdict)
     }
 }
 

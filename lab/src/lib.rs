@@ -9,30 +9,34 @@
 //! measured iterations, 99.9% confidence intervals).
 //!
 //! # Design: one pipeline, a module per stage
-//! Every experiment goes through the same stages, in this order, each in one place; the
-//! arrows between modules point one way (`scripts/import-circles.py` checks it in CI):
+//! Every experiment goes through the same stages, in this order, each in one place:
+//! parse ([`cli`]) → plan and run ([`pipeline`], [`runner`], a child in [`measure`] and
+//! [`profile`]) → assemble rows and pair them ([`analysis`]) → the experiment's `analyse`
+//! ([`experiments`]) → emit ([`report`]).
 //!
-//! * [`cli`]: the clap tree (`lab <experiment>`, list, env, compare, report, view) and the hidden child entry.
-//! * [`error`]: the one error type; its kind carries the exit code (2 bad input, 1 failed, 130 interrupted).
-//! * [`experiment`]: the [`experiment::Experiment`] trait, its shared options and what a run hands back to it.
-//! * [`pipeline`]: the one flow parse → plan → run → assemble → analyse → emit, and experiments behind their names.
-//! * [`runner`]: forks in interleaved rounds, the watchdog, process groups, Ctrl-C, the machine probes, the untimed passes.
-//! * [`protocol`]: the one child protocol (spec in, heartbeat/done/failed lines out) and the run folder a child writes into.
-//! * [`measure`]: inside a child: the handoff harness, the variants by name, the peers, the JVM originals, faults.
-//! * [`profile`]: what a run leaves besides its time: CPU usage, perf counters, the kernel's scheduling, traces, dhat files.
-//! * [`stats`]: summaries, order-statistic intervals ([`stats::Interval`]), latency percentiles, bimodality, paired ratios, phases.
-//! * [`results`]: the one versioned results.json schema and nothing else.
-//! * [`report`]: the terminal, Markdown and HTML reports from the same results, and links to a run's files.
-//! * [`compare`]: `lab compare A B` and `lab report DIR` over any experiment's results.
-//! * [`view`]: `lab view`, serving a run folder to Perfetto's UI.
-//! * [`machine`]: the machine: the environment record every run stores, its CPUs and where threads run.
-//! * [`units`]: sizes and producer lists parsed from options, figures formatted for tables.
-//! * [`experiments`]: one file or folder per experiment, registered by one line each.
+//! # Layers
+//! A module imports only modules of lower layers (`scripts/import-circles.py` reads this
+//! list and checks every import against it in CI, and finds circles inside every folder):
 //!
-//! The generic stages (pipeline, runner, stats, results, report) know no experiment by name
-//! or by feature; no profiler imports the harness; the schema imports no writer; an
-//! experiment never reaches back into the CLI; there is one child protocol and one results
-//! schema.
+//! 1. [`error`], [`units`], [`machine`], [`protocol`]: the one error type (its kind carries the exit code: 2 bad input, 1 failed, 130 interrupted); sizes and figures; the machine's record, CPUs and placement; the one child protocol.
+//! 2. [`stats`]: numbers only: summaries, order-statistic intervals ([`stats::Interval`]), percentiles, bimodality.
+//! 3. [`results`]: the one versioned results.json schema: rows with their typed roles, keys and details, ratios, tables.
+//! 4. [`profile`]: what a run leaves besides its time: CPU usage, perf counters, the kernel's scheduling, traces, dhat files.
+//! 5. [`measure`]: inside a child: the handoff harness, the variants by name, the peers, the JVM originals, faults.
+//! 6. [`experiment`]: the [`experiment::Experiment`] trait (its cell, outcome, key and detail types), its shared options and what a run hands back to it.
+//! 7. [`analysis`]: between measuring and reporting: rows paired into ratios, the verdict, the Why engine, charts, the failure table.
+//! 8. [`report`]: the terminal, Markdown and HTML reports from the same results, and links to a run's files.
+//! 9. [`runner`]: forks in interleaved rounds, the watchdog, process groups, Ctrl-C, the machine probes, the untimed passes.
+//! 10. [`pipeline`]: the one flow parse → plan → run → assemble → analyse → emit, and experiments behind their names.
+//! 11. [`experiments`]: one folder or file per experiment, registered by one line each.
+//! 12. [`compare`]: `lab compare A B` and `lab report DIR` over any experiment's results, read strictly.
+//! 13. [`view`]: `lab view`, serving a run folder to Perfetto's UI.
+//! 14. [`cli`]: the clap tree (`lab <experiment>`, list, env, compare, report, view) and the hidden child entry.
+//!
+//! The generic stages (pipeline, runner, stats, results, analysis, report) know no
+//! experiment by name or by feature; no profiler imports the harness; the schema imports no
+//! writer; an experiment never reaches back into the CLI; there is one child protocol and
+//! one results schema.
 //!
 //! # Guarantees
 //! Every run checks itself (count, per-producer order, checksum via `handoff::Checker`); a
@@ -48,6 +52,7 @@
 //! groups), dhat (heap profiles), perf-counters (the workspace's perf_event_open counters),
 //! mimalloc and tikv-jemallocator (the global allocators of the `lab-cell-*` child binaries).
 
+pub mod analysis;
 pub mod cli;
 pub mod compare;
 pub mod error;

@@ -87,11 +87,8 @@ impl<E: Experiment> Registered for Entry<E> {
         let usage = |e: clap::Error| Error::Usage(first_line(&e.to_string()));
         let shared = Shared::from_arg_matches(m).map_err(usage)?;
         let args = E::Args::from_arg_matches(m).map_err(usage)?;
-        for (what, v) in [("rounds", shared.rounds), ("runs", shared.runs)] {
-            if v == 0 {
-                return Err(Error::Usage(format!("--{what} must be at least 1 (got 0)")));
-            }
-        }
+        crate::units::at_least_one(&[(shared.rounds, "--rounds"), (shared.runs, "--runs")])
+            .map_err(Error::Usage)?;
         // A plan rejects bad options and combinations of them: bad input.
         let plan = E::plan(&args, &shared).map_err(Error::Usage)?;
         let (dir, default_location) = choose_run_dir(shared.out.as_deref(), E::NAME);
@@ -191,14 +188,14 @@ fn assemble<E: Experiment>(
     run: &Finished<E>,
 ) -> Results {
     let mut rows: Vec<Row> = run.cells.iter().map(crate::experiment::CellRecord::row).collect();
-    rows.iter_mut().for_each(crate::stats::pairing::summarise_forks);
+    rows.iter_mut().for_each(crate::analysis::pairing::summarise_forks);
     let mut ratios = plan
         .baseline
         .as_deref()
-        .map(|b| crate::stats::pairing::paired_ratios(&rows, b))
+        .map(|b| crate::analysis::pairing::paired_ratios(&rows, b))
         .unwrap_or_default();
     for (row, base) in &plan.pairs {
-        ratios.extend(crate::stats::pairing::pair_ratios(&rows, row, base));
+        ratios.extend(crate::analysis::pairing::pair_ratios(&rows, row, base));
     }
     let failed = rows.iter().any(|r| r.status != Status::Ok);
     let mut notes = plan.notes.clone();
@@ -217,7 +214,7 @@ fn assemble<E: Experiment>(
              rows of the ratios still short of rounds.",
             run.rounds.made_up,
             run.rounds.planned,
-            crate::stats::pairing::PHASE_FACTOR
+            crate::analysis::pairing::PHASE_FACTOR
         ));
     }
     Results {

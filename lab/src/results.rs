@@ -119,16 +119,8 @@ impl Disturbance {
     }
 }
 
-/// One cluster of a bimodal set of scores.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Mode {
-    /// The median of the cluster's scores.
-    pub median: f64,
-    /// How many scores fell into it.
-    pub count: usize,
-    /// Its share of all scores, 0..1.
-    pub share: f64,
-}
+/// One cluster of a bimodal set of scores (the statistics' own type, carried as it is).
+pub use crate::stats::Mode;
 
 /// One fork: a fresh child process that ran the cell's warm-up and measured runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -311,7 +303,7 @@ pub struct Ratio {
     /// give it an interval at all.
     pub rounds_needed: Option<usize>,
     /// Rounds set apart because a fork of the pair ran in another phase of the machine
-    /// ([`crate::stats::pairing::PHASE_FACTOR`]); `median`, the interval and `rounds` leave them out.
+    /// ([`crate::analysis::pairing::PHASE_FACTOR`]); `median`, the interval and `rounds` leave them out.
     #[serde(default)]
     pub off_phase_rounds: usize,
     /// The median of those rounds' factors.
@@ -581,7 +573,7 @@ pub struct RoundsDone {
     /// rows still short of rounds), the made-up rounds included.
     pub finished: usize,
     /// Rounds run past `planned` to make up for rounds that another phase of the machine
-    /// took ([`crate::stats::pairing::short_pairs`]): only the rows of the ratios still short
+    /// took ([`crate::analysis::pairing::short_pairs`]): only the rows of the ratios still short
     /// of rounds run in them. Absent in results written before them.
     #[serde(default)]
     pub made_up: usize,

@@ -2,6 +2,15 @@
 //! `65536`; producer lists `1,2,4`, `1..6`; errors name the bad value and say what is
 //! accepted) and figures formatted for tables (`fmt_num`, `group`).
 
+/// The one check of count options that must be positive: the first of `counts` (value,
+/// its name as the user wrote it) that is 0, as "--x must be at least 1 (got 0)".
+pub fn at_least_one(counts: &[(u64, &str)]) -> Result<(), String> {
+    match counts.iter().find(|(v, _)| *v == 0) {
+        Some((_, name)) => Err(format!("{name} must be at least 1 (got 0)")),
+        None => Ok(()),
+    }
+}
+
 /// Parses a count: a plain number (underscores allowed) with an optional suffix:
 /// `K`/`k` (×10³), `M` (×10⁶), `G` (×10⁹), `Ki` (×2¹⁰), `Mi` (×2²⁰), `Gi` (×2³⁰).
 pub fn parse_size(s: &str) -> Result<u64, String> {

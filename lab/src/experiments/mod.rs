@@ -2,7 +2,6 @@
 
 mod alloc;
 mod backpressure;
-mod charts;
 mod choices;
 mod disruptor_vs_lbq;
 mod echo_server;
@@ -14,8 +13,6 @@ mod rx_rows;
 mod schedulers;
 mod subscribe;
 pub mod trace_overhead;
-pub mod verdict;
-pub mod why;
 
 use crate::pipeline::{Entry, Registered};
 

@@ -11,7 +11,7 @@ pub mod links;
 pub use chart::{line_chart, Series};
 pub use html::html;
 
-use crate::results::{Results, Row, Status, Table};
+use crate::results::{Results, Table};
 use crate::units::fmt_num;
 pub use links::html_escape;
 use std::fmt::Write as _;
@@ -100,28 +100,6 @@ fn status_line(r: &Results) -> Option<String> {
             Some(format!("{}: some rows did not pass (see the tables).", other.to_uppercase()))
         }
     }
-}
-
-/// The table of rows that did not finish OK (left out of every statistic), or `None` when
-/// every row did: the row's key columns (`keys` names them, `key_of` fills them), then its
-/// status, what went wrong and the tail of its stderr.
-pub fn failure_table(
-    r: &Results,
-    keys: &[&str],
-    key_of: impl Fn(&Row) -> Vec<String>,
-) -> Option<Table> {
-    let headers: Vec<&str> =
-        keys.iter().copied().chain(["status", "what", "stderr (tail)"]).collect();
-    let mut t = Table::new("Failures (left out of every statistic)", &headers);
-    for x in r.results.iter().filter(|x| x.status != Status::Ok) {
-        let mut line = key_of(x);
-        line.push(x.status.word().to_string());
-        line.push(x.error.clone().unwrap_or_default());
-        line.push(x.stderr_tail.clone().unwrap_or_default());
-        t.rows.push(line);
-    }
-    t.headline = true;
-    (!t.rows.is_empty()).then_some(t)
 }
 
 /// The terminal output. Without `details`: a status line when the run is not complete, the

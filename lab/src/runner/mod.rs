@@ -240,7 +240,7 @@ fn round_order<E: Experiment>(
 }
 
 /// The timed cells (indices into `cells`) of the ratios whose usable rounds are still short
-/// of `rounds` ([`crate::stats::pairing::short_pairs`]): those a made-up round runs.
+/// of `rounds` ([`crate::analysis::pairing::short_pairs`]): those a made-up round runs.
 fn still_short<E: Experiment>(
     cells: &[CellRecord<E>],
     timed: &[usize],
@@ -249,13 +249,13 @@ fn still_short<E: Experiment>(
 ) -> Vec<usize> {
     let forks: Vec<Vec<Fork>> =
         timed.iter().map(|&i| cells[i].forks.iter().map(|r| r.fork.clone()).collect()).collect();
-    let rows: Vec<crate::stats::pairing::RowForks<'_>> = timed
+    let rows: Vec<crate::analysis::pairing::RowForks<'_>> = timed
         .iter()
         .zip(&forks)
         .map(|(&i, f)| (cells[i].plan.group.as_str(), cells[i].plan.label.as_str(), f.as_slice()))
         .collect();
     let short =
-        crate::stats::pairing::short_pairs(&rows, plan.baseline.as_deref(), &plan.pairs, rounds);
+        crate::analysis::pairing::short_pairs(&rows, plan.baseline.as_deref(), &plan.pairs, rounds);
     let mut members: Vec<usize> = short.iter().flat_map(|&(a, b)| [timed[a], timed[b]]).collect();
     members.sort_unstable();
     members.dedup();
@@ -300,7 +300,7 @@ pub fn run<E: Experiment>(plan: &Plan<E::Cell>, shared: &Shared, dir: &Path) -> 
     // of the ratios still short of usable rounds: another whole round would spend most of
     // its forks on pairs that have enough.
     let make_up = if E::MAKE_UP_ROUNDS
-        && rounds >= crate::stats::repeat_samples_min(crate::stats::pairing::RESULT_COVERAGE)
+        && rounds >= crate::stats::repeat_samples_min(crate::analysis::pairing::RESULT_COVERAGE)
     {
         rounds
     } else {

@@ -10,15 +10,11 @@
 //!   for a ratio over its rounds, because "will I see this again?" is what a ratio claims.
 //! * [`modes`]: whether a set of fork scores falls into two clusters (a bimodal cell),
 //!   so that it is reported as two modes rather than averaged into one number.
-//! * [`pairing`]: rows paired within rounds into ratios, with the machine's phases set
-//!   apart.
 //! * [`percentiles`]: latency percentiles of sampled messages, and their merge over forks.
 
 pub mod interval;
-pub mod pairing;
 pub mod percentiles;
 
-use crate::results::Mode;
 pub use interval::{median_ci, median_ci_at, repeat_interval_at, repeat_samples_min, Interval};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -121,6 +117,17 @@ pub fn quartile_spread(xs: &[f64]) -> Option<f64> {
 pub const MODE_GAP: f64 = 1.4;
 /// The smallest share of a mode.
 pub const MODE_MIN_SHARE: f64 = 0.2;
+
+/// One cluster of a bimodal set of scores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mode {
+    /// The median of the cluster's scores.
+    pub median: f64,
+    /// How many scores fell into it.
+    pub count: usize,
+    /// Its share of all scores, 0..1.
+    pub share: f64,
+}
 
 /// The two modes of `xs` (positive scores), lower first, when they split into two clusters
 /// as [`MODE_GAP`] and [`MODE_MIN_SHARE`] say; `None` for a unimodal set or fewer than 5.

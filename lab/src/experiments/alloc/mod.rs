@@ -288,13 +288,8 @@ impl Outcome for AllocOutcome {
         self.runs.iter().map(Iteration::check).collect()
     }
 
-    fn failure(&self) -> Option<String> {
-        self.warmup
-            .iter()
-            .chain(&self.runs)
-            .map(Iteration::check)
-            .find(|m| !m.valid)
-            .map(|m| m.verdict)
+    fn warmups(&self) -> Vec<Measured> {
+        self.warmup.iter().map(Iteration::check).collect()
     }
 }
 
@@ -326,9 +321,7 @@ impl Experiment for AllocPooledVsUnpooled {
     type Detail = AllocDetail;
 
     fn plan(a: &AllocArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
-        if a.ops == 0 {
-            return Err("--ops must be at least 1 (got 0)".into());
-        }
+        crate::units::at_least_one(&[(a.ops, "--ops")])?;
         let missing = crate::measure::jvm::group_unavailable(netty::GROUP);
         let faults = crate::measure::faults::enabled();
         let (modes, left_out) =
@@ -434,11 +427,11 @@ impl Experiment for AllocPooledVsUnpooled {
         }
         out.tables.push(jmh_table(a, out).headline());
         out.tables.extend(rust_vs_netty_table(out).map(Table::headline));
-        out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+        out.verdict = crate::analysis::verdict::usual(&out.ratios, &out.targets);
         out.charts = charts(out);
         out.tables.extend(netty::jvm_table(out));
         out.tables.extend(heap_table(out));
-        out.tables.extend(crate::report::failure_table(out, &["mode", "size"], |x| {
+        out.tables.extend(crate::analysis::failure_table(out, &["mode", "size"], |x| {
             vec![x.label.clone(), x.key_as::<AllocKey>().size.to_string()]
         }));
         for x in &out.results {
@@ -508,7 +501,7 @@ pub struct AllocHeap {
 /// The verdict's ratios (pooled over unpooled ops/ms, paired within rounds) per size with
 /// their repeat intervals; then each row's ops/ms with the interval of its median over forks.
 fn charts(r: &Results) -> Vec<Chart> {
-    let mut out: Vec<Chart> = super::charts::ratio_chart(
+    let mut out: Vec<Chart> = crate::analysis::charts::ratio_chart(
         r,
         "ops/ms ratio by buffer size (median over rounds; bars: repeat interval)",
         "buffer size (bytes)",
@@ -522,8 +515,10 @@ fn charts(r: &Results) -> Vec<Chart> {
         "ops/ms (allocate + touch + free)",
     );
     out.extend(
-        super::charts::score_chart(r, titles, |x| Some((x.label.clone(), x.group.clone())))
-            .map(|(c, _)| c),
+        crate::analysis::charts::score_chart(r, titles, |x| {
+            Some((x.label.clone(), x.group.clone()))
+        })
+        .map(|(c, _)| c),
     );
     out
 }

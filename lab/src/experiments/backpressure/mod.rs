@@ -354,21 +354,25 @@ pub struct BpOutcome {
     pub jvm: Option<serde_json::Value>,
 }
 
+impl BpRun {
+    /// The run as the runner sees it: its overflows, and its check.
+    fn check(&self) -> Measured {
+        Measured {
+            value: self.outcome.as_ref().map_or(0.0, |o| o.overflows as f64),
+            valid: self.valid,
+            verdict: self.verdict.clone(),
+        }
+    }
+}
+
 impl experiment::Outcome for BpOutcome {
     /// The overflow count of each run.
     fn measured(&self) -> Vec<Measured> {
-        self.runs
-            .iter()
-            .map(|r| Measured {
-                value: r.outcome.as_ref().map_or(0.0, |o| o.overflows as f64),
-                valid: r.valid,
-                verdict: r.verdict.clone(),
-            })
-            .collect()
+        self.runs.iter().map(BpRun::check).collect()
     }
 
-    fn failure(&self) -> Option<String> {
-        self.warmup.iter().chain(&self.runs).find(|r| !r.valid).map(|r| r.verdict.clone())
+    fn warmups(&self) -> Vec<Measured> {
+        self.warmup.iter().map(BpRun::check).collect()
     }
 }
 
@@ -535,9 +539,7 @@ impl Experiment for BackpressureBuffer {
     type Detail = BackpressureDetail;
 
     fn plan(a: &BackpressureArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
-        if a.elements == 0 {
-            return Err("--elements must be at least 1 (got 0)".into());
-        }
+        crate::units::at_least_one(&[(a.elements, "--elements")])?;
         let chosen = a.rx.choose_sized(RX_HEAP)?;
         let (warmup, runs) = (shared.warmup as usize, shared.runs as usize);
         let mut cells = Vec::new();
@@ -585,7 +587,8 @@ impl Experiment for BackpressureBuffer {
         }
         out.tables.push(report::seed_table(out).headline());
         out.tables.push(report::grid_table(a, out));
-        out.tables.extend(crate::report::failure_table(out, &["case"], |x| vec![x.label.clone()]));
+        out.tables
+            .extend(crate::analysis::failure_table(out, &["case"], |x| vec![x.label.clone()]));
         out.verdict = report::verdict(out);
         out.charts = report::charts(out);
         for rec in &run.cells {

@@ -75,7 +75,7 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
         "case[overflow policy]",
         "overflows per run",
     );
-    if let Some((mut c, cats)) = crate::experiments::charts::score_chart(r, titles, seed) {
+    if let Some((mut c, cats)) = crate::analysis::charts::score_chart(r, titles, seed) {
         let expected: Vec<(String, f64)> = r
             .results
             .iter()
@@ -86,7 +86,7 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
                 CaseDetail::Grid { .. } => None,
             })
             .collect();
-        crate::experiments::charts::add_reference(
+        crate::analysis::charts::add_reference(
             &mut c,
             &cats,
             "expected (reactive's tests)",
@@ -108,7 +108,7 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
         };
         let who = lib_of(x).map_or(String::new(), |l| format!("{}, ", l.library()));
         if let Some(score) = x.score {
-            crate::experiments::charts::push_point(
+            crate::analysis::charts::push_point(
                 &mut grid,
                 &format!("{who}capacity {capacity}"),
                 rate,

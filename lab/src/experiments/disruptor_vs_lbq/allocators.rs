@@ -7,8 +7,8 @@
 
 use super::DvlKey;
 use super::HandoffDetail;
+use crate::analysis::pairing::pair_ratios;
 use crate::results::{Results, Row, Status, Table};
-use crate::stats::pairing::pair_ratios;
 use crate::units::group;
 use clap::ValueEnum;
 use serde::Serialize;

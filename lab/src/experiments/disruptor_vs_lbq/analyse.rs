@@ -47,7 +47,7 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     out.tables.extend(tables::heap_table(out));
     out.tables.extend(super::sites::table(out));
     out.tables.extend(tables::jvm_table(out));
-    out.tables.extend(crate::report::failure_table(out, &["variant", "P"], |x| {
+    out.tables.extend(crate::analysis::failure_table(out, &["variant", "P"], |x| {
         vec![x.label.clone(), super::key(x).producers.to_string()]
     }));
     out.charts = tables::charts(out);
@@ -202,7 +202,7 @@ fn jvm_method_line(a: &DvlArgs, out: &Results) -> String {
 /// A line per comparison (the traced twins' left to their table); the ring against the
 /// locked queue also quotes the seed's ratios.
 pub(super) fn verdict(r: &Results) -> Vec<String> {
-    use crate::experiments::verdict::{comparisons, num};
+    use crate::analysis::verdict::{comparisons, num};
     let mut lines: Vec<String> = comparisons(&r.ratios, |q| !q.is_side())
         .into_iter()
         .map(|c| {
@@ -689,7 +689,7 @@ mod tests {
         let mut r = default_run();
         r.results[3].status = Status::Invalid;
         r.results[3].error = Some("lost a message".into());
-        r.tables.extend(crate::report::failure_table(&r, &["variant", "P"], |x| {
+        r.tables.extend(crate::analysis::failure_table(&r, &["variant", "P"], |x| {
             vec![x.label.clone(), x.group.clone()]
         }));
         let s = crate::report::terminal_report(&r, false);

@@ -116,7 +116,7 @@ fn own_pairs(
 /// A verdict line per pair of own loops (`ring/own-loop against locked/own-loop: …`), the
 /// comparison with no harness on either side.
 pub fn own_loop_lines(r: &Results) -> Vec<String> {
-    crate::experiments::verdict::comparisons(&r.ratios, Ratio::is_own_loops)
+    crate::analysis::verdict::comparisons(&r.ratios, Ratio::is_own_loops)
         .into_iter()
         .map(|c| format!("own loops, no harness on either side: {}", c.line))
         .collect()

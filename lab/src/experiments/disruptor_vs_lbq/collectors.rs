@@ -5,9 +5,9 @@
 //! time per run beside it.
 
 use super::HandoffDetail;
+use crate::analysis::pairing::pair_ratios;
 use crate::measure::jvm::{DEFAULT_GC, GCS};
 use crate::results::{Results, Row, Status, Table};
-use crate::stats::pairing::pair_ratios;
 use crate::units::group;
 use clap::ValueEnum;
 use serde::Serialize;

@@ -224,8 +224,11 @@ impl Outcome for CellOutput {
             .collect()
     }
 
-    fn failure(&self) -> Option<String> {
-        self.runs.iter().chain(&self.warmup).find(|r| !r.valid).map(|r| r.verdict.clone())
+    fn warmups(&self) -> Vec<Measured> {
+        self.warmup
+            .iter()
+            .map(|r| Measured { value: r.ms, valid: r.valid, verdict: r.verdict.clone() })
+            .collect()
     }
 }
 

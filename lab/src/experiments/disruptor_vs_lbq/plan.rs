@@ -107,9 +107,7 @@ fn settings<'a>(
     shared: &'a Shared,
     notes: &mut Vec<String>,
 ) -> Result<(Settings<'a>, Vec<String>), String> {
-    if a.messages == 0 {
-        return Err("--messages must be at least 1 (got 0)".into());
-    }
+    crate::units::at_least_one(&[(a.messages, "--messages")])?;
     let ring_size = a.ring_size as usize;
     if !ring_size.is_power_of_two() {
         return Err(format!(
@@ -119,14 +117,13 @@ fn settings<'a>(
     if a.capacity == Some(0) {
         return Err("--capacity must be at least 1 (got 0); omit it for unbounded".into());
     }
-    if a.batch() == 0 {
-        return Err("--batch must be at least 1 (got 0)".into());
-    }
+    crate::units::at_least_one(&[(a.batch(), "--batch")])?;
     let heap_messages = a.heap_messages.unwrap_or(a.messages.min(DEFAULT_HEAP_MESSAGES));
     let trace_messages = a.trace_messages.unwrap_or(a.messages);
-    if heap_messages == 0 || trace_messages == 0 {
-        return Err("--heap-messages and --trace-messages must be at least 1".into());
-    }
+    crate::units::at_least_one(&[
+        (heap_messages, "--heap-messages"),
+        (trace_messages, "--trace-messages"),
+    ])?;
     let waits = waits(a)?;
     let chosen = chosen_variants(a, notes)?;
     let allocs = allocators::expand(&a.allocator);

@@ -229,10 +229,10 @@ pub(super) fn forks_table(r: &Results) -> Table {
 /// "1.05 (0.98–1.13)": a probe's median and range over `forks`, to `digits`, or "–".
 fn probe_text(
     forks: &[crate::results::Fork],
-    probe: crate::stats::pairing::Probe,
+    probe: crate::analysis::pairing::Probe,
     digits: usize,
 ) -> String {
-    let v = crate::stats::pairing::probe_values(forks, probe);
+    let v = crate::analysis::pairing::probe_values(forks, probe);
     match (
         crate::stats::median(&v),
         v.iter().copied().reduce(f64::min),

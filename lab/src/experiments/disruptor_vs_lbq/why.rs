@@ -1,8 +1,8 @@
-//! `disruptor-vs-lbq`'s Why rules (see [`crate::experiments::why`]): each row's figures,
+//! `disruptor-vs-lbq`'s Why rules (see [`crate::analysis::why`]): each row's figures,
 //! read from its typed detail with their results.json fields, and the rules on a pair.
 
 use super::HandoffDetail;
-use crate::experiments::why::{self, short, Fired, Reason, Rule, Side};
+use crate::analysis::why::{self, short, Fired, Reason, Rule, Side};
 use crate::results::{Figure, ReasonCell, Reasons, Results, Row, Why};
 use std::collections::BTreeMap;
 

@@ -6,11 +6,11 @@
 
 use super::detail::{detail, EchoDetail, EchoHeap};
 use super::{EchoArgs, EchoOutcome, EchoRun, EchoServer, Load, SEED_RPS};
+use crate::analysis::pairing::paired_ratios;
 use crate::experiment::{CellRecord, Finished, ForkRecord};
 use crate::report::write_atomic;
 use crate::results::{Chart, FileLink, Ratio, Results, Row, Status, Table};
 use crate::stats::median;
-use crate::stats::pairing::paired_ratios;
 use crate::units::group;
 use echo_server::loadgen::PERCENTS;
 
@@ -134,7 +134,7 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
     out.tables.push(server_table(out));
     out.tables.extend(jvm_table(out));
     out.tables.extend(heap_table(out));
-    out.tables.extend(crate::report::failure_table(out, &["server"], |x| vec![x.label.clone()]));
+    out.tables.extend(crate::analysis::failure_table(out, &["server"], |x| vec![x.label.clone()]));
     files_and_notes(run, out);
     out.method.extend(method_lines(a, with_ab));
     if out.results.iter().any(|x| super::jvm::is_jvm(&x.label)) {
@@ -150,7 +150,7 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
     }
     out.why = super::why::section(out);
     out.reasons = super::why::reasons(out);
-    out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+    out.verdict = crate::analysis::verdict::usual(&out.ratios, &out.targets);
     out.charts.extend(main_chart(out));
 }
 
@@ -159,11 +159,11 @@ pub(super) fn analyse(a: &EchoArgs, run: &Finished<EchoServer>, out: &mut Result
 pub(super) fn main_chart(r: &Results) -> Option<Chart> {
     let titles =
         ("Requests/s by server (bars: interval of the median over forks)", "server", "requests/s");
-    let (mut c, cats) = crate::experiments::charts::score_chart(r, titles, |x| {
+    let (mut c, cats) = crate::analysis::charts::score_chart(r, titles, |x| {
         Some(("this run".into(), x.label.clone()))
     })?;
     let seed: Vec<(String, f64)> = c.x_names.iter().map(|(_, n)| (n.clone(), SEED_RPS)).collect();
-    crate::experiments::charts::add_reference(
+    crate::analysis::charts::add_reference(
         &mut c,
         &cats,
         "seed 003 (ReactiveJ, ab over a LAN)",

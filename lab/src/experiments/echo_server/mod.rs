@@ -447,22 +447,31 @@ pub struct EchoOutcome {
     pub jvm: Option<jvm::JvmAccount>,
 }
 
+impl EchoRun {
+    /// The run as the runner sees it: its figure and its check.
+    fn check(&self) -> Measured {
+        Measured {
+            value: self.load.requests_per_second,
+            valid: self.valid,
+            verdict: self.verdict.clone(),
+        }
+    }
+}
+
 impl Outcome for EchoOutcome {
     /// Requests/s of the load generator, per measured run.
     fn measured(&self) -> Vec<Measured> {
-        self.runs
-            .iter()
-            .map(|r| Measured {
-                value: r.load.requests_per_second,
-                valid: r.valid,
-                verdict: r.verdict.clone(),
-            })
-            .collect()
+        self.runs.iter().map(EchoRun::check).collect()
     }
 
+    fn warmups(&self) -> Vec<Measured> {
+        self.warmup.iter().map(EchoRun::check).collect()
+    }
+
+    /// A failed run's check, else an event loop that stopped on an error.
     fn failure(&self) -> Option<String> {
-        let run = self.warmup.iter().chain(&self.runs).find(|r| !r.valid);
-        run.map(|r| r.verdict.clone()).or_else(|| {
+        let run = self.warmups().into_iter().chain(self.measured()).find(|m| !m.valid);
+        run.map(|m| m.verdict).or_else(|| {
             let fatal = self.server.as_ref()?.fatal.as_ref()?;
             Some(format!("the event loop stopped on an error: {fatal}"))
         })
@@ -664,9 +673,11 @@ fn peer_switch(what: &str, p: Peer, installed: bool) -> Result<(bool, String), S
 }
 
 fn check_args(a: &EchoArgs) -> Result<(), String> {
-    if a.requests == 0 || a.concurrency == 0 || a.workers == 0 {
-        return Err("--requests, --concurrency and --workers must be at least 1".into());
-    }
+    crate::units::at_least_one(&[
+        (a.requests, "--requests"),
+        (a.concurrency, "--concurrency"),
+        (a.workers, "--workers"),
+    ])?;
     if a.concurrency > a.requests {
         return Err(format!(
             "--concurrency {} is more than --requests {} (ab refuses this too)",

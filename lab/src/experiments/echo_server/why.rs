@@ -1,10 +1,10 @@
-//! `echo-server`'s Why rules (see [`crate::experiments::why`]): allocation (heap blocks per
+//! `echo-server`'s Why rules (see [`crate::analysis::why`]): allocation (heap blocks per
 //! request, the heap pass; Rust rows only), the server threads' CPU time per request (every
 //! echo server, the JVM ones included: schedstat of the `echo-*` threads over the fork), and
 //! GC (a JVM server's collections as a share of its measured runs).
 
 use super::detail::{detail, EchoDetail};
-use crate::experiments::why::{self, short, Fired, Reason, Side};
+use crate::analysis::why::{self, short, Fired, Reason, Side};
 use crate::results::{Figure, ReasonCell, Reasons, Results, Row, Why};
 
 /// The figures of one row the rules read, each with its field of results.json.

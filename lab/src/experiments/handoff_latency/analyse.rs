@@ -254,12 +254,12 @@ pub fn analyse(a: &HlArgs, run: &Finished<HandoffLatency>, out: &mut Results) {
     if !table.rows.is_empty() {
         out.tables.push(table);
     }
-    out.tables.extend(crate::report::failure_table(out, &["row", "group"], |x| {
+    out.tables.extend(crate::analysis::failure_table(out, &["row", "group"], |x| {
         vec![x.label.clone(), x.group.clone()]
     }));
     out.charts = super::charts::charts(out, &merged);
     out.why = super::why::section(out, &super::tables::baseline(out));
-    out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+    out.verdict = crate::analysis::verdict::usual(&out.ratios, &out.targets);
     out.method.extend(super::tables::method(a, &clock));
     out.method.extend(jvm_method(out));
 }

@@ -295,8 +295,12 @@ impl Outcome for LatOutcome {
             .collect()
     }
 
-    fn failure(&self) -> Option<String> {
-        self.runs.iter().find(|r| !r.valid).map(|r| r.verdict.clone())
+    fn warmups(&self) -> Vec<Measured> {
+        self.runs
+            .iter()
+            .filter(|r| r.warmup)
+            .map(|r| Measured { value: r.score, valid: r.valid, verdict: r.verdict.clone() })
+            .collect()
     }
 }
 

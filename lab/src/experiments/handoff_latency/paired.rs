@@ -1,13 +1,13 @@
 //! Every percentile as a paired ratio: a row's fork of round r against its baseline's fork
 //! of the same round, percentile by percentile (each fork's own histogram), summarised as
 //! the median over rounds with its 99% repeat interval, as the scores' ratios are
-//! (`crate::stats::pairing`). The score ratio pairs one figure per row (the p50 round trip,
+//! (`crate::analysis::pairing`). The score ratio pairs one figure per row (the p50 round trip,
 //! the p99 at a rate); this pairs the whole tail, so "lower at p50, higher at p99.9" shows
 //! with its own interval.
 
 use super::hdr::Merged;
+use crate::analysis::pairing::{RESULT_COVERAGE, STABLE_HALF_WIDTH};
 use crate::results::{Results, Table};
-use crate::stats::pairing::{RESULT_COVERAGE, STABLE_HALF_WIDTH};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

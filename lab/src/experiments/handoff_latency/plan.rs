@@ -6,6 +6,7 @@ use super::{Cell, HlArgs, Plant, Work, Workload};
 use crate::experiment::{CellPlan, Plan, Shared};
 use crate::experiments::choices;
 use crate::measure::variants::{self, VariantInfo, WAITS};
+use crate::units::at_least_one;
 use crate::units::{parse_list, parse_producers, parse_size};
 use clap::builder::PossibleValue;
 use serde_json::json;
@@ -211,19 +212,12 @@ pub fn pipeline_group(rate: f64) -> String {
     format!("pipeline {} msgs/s", fmt_rate(rate))
 }
 
-fn positive(name: &str, v: u64) -> Result<(), String> {
-    if v == 0 {
-        return Err(format!("{name} must be at least 1 (got 0)"));
-    }
-    Ok(())
-}
-
 /// The checked lists: rates (messages per second) and producer counts.
 fn lists(a: &HlArgs) -> Result<(Vec<f64>, Vec<usize>), String> {
     let mut rates = Vec::new();
     for r in parse_list(&a.rates) {
         let n = parse_size(&r).map_err(|e| format!("--rates: {e}"))?;
-        positive("every rate of --rates", n)?;
+        at_least_one(&[(n, "every rate of --rates")])?;
         rates.push(n as f64);
     }
     if rates.is_empty() {
@@ -237,13 +231,15 @@ fn lists(a: &HlArgs) -> Result<(Vec<f64>, Vec<usize>), String> {
 }
 
 fn check(a: &HlArgs) -> Result<(), String> {
-    positive("--round-trips", a.round_trips)?;
-    positive("--duration-ms", a.duration_ms)?;
-    positive("--p99-bound-us", a.p99_bound_us)?;
-    positive("--sweep-from", a.sweep_from)?;
-    positive("--sweep-step-ms", a.sweep_step_ms)?;
-    positive("--pipeline-rate", a.pipeline_rate)?;
-    positive("--pipeline-ms", a.pipeline_ms)?;
+    at_least_one(&[
+        (a.round_trips, "--round-trips"),
+        (a.duration_ms, "--duration-ms"),
+        (a.p99_bound_us, "--p99-bound-us"),
+        (a.sweep_from, "--sweep-from"),
+        (a.sweep_step_ms, "--sweep-step-ms"),
+        (a.pipeline_rate, "--pipeline-rate"),
+        (a.pipeline_ms, "--pipeline-ms"),
+    ])?;
     if !(1..=20).contains(&a.sweep_steps) {
         return Err(format!("--sweep-steps must be 1 to 20 (got {})", a.sweep_steps));
     }

@@ -393,7 +393,7 @@ impl Experiment for HeapGrowth {
         }
         out.tables.push(growth_table(out, a).headline());
         out.verdict = verdict(out);
-        out.tables.extend(crate::report::failure_table(out, &["variant", "size"], |x| {
+        out.tables.extend(crate::analysis::failure_table(out, &["variant", "size"], |x| {
             vec![x.label.clone(), x.group.clone()]
         }));
         out.charts.extend(depth_chart(run));

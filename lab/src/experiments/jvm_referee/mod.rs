@@ -280,16 +280,12 @@ impl Experiment for JvmReferee {
     type Detail = RefereeDetail;
 
     fn plan(a: &RefereeArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
-        for (v, name) in [
+        crate::units::at_least_one(&[
             (a.ops, "--ops"),
             (a.jmh_forks, "--jmh-forks"),
             (a.jmh_iterations, "--jmh-iterations"),
             (a.jmh_iteration_s, "--jmh-iteration-s"),
-        ] {
-            if v == 0 {
-                return Err(format!("{name} must be at least 1 (got 0)"));
-            }
-        }
+        ])?;
         let workloads = a.workloads.clone().unwrap_or_else(|| Workload::ALL.to_vec());
         if let Some(why) = crate::measure::jvm::group_unavailable("jmh") {
             return Err(format!("the JMH referee cannot run here: {why}"));
@@ -444,7 +440,7 @@ impl Experiment for JvmReferee {
         let (table, verdict) = referee_table(out);
         out.tables.push(table.headline());
         out.verdict = verdict;
-        out.tables.extend(crate::report::failure_table(out, &["workload", "side"], |x| {
+        out.tables.extend(crate::analysis::failure_table(out, &["workload", "side"], |x| {
             vec![x.key_as::<RefereeKey>().workload, x.key_as::<RefereeKey>().side]
         }));
         out.method.push(format!(

@@ -268,21 +268,25 @@ pub struct LatencyOutcome {
     pub library: Option<String>,
 }
 
+impl LatRun {
+    /// The run as the runner sees it: its figure and its check.
+    fn check(&self) -> Measured {
+        Measured {
+            value: self.latency_ns.map_or(0.0, |l| l.p50 as f64 / 1e3),
+            valid: self.valid,
+            verdict: self.verdict.clone(),
+        }
+    }
+}
+
 impl Outcome for LatencyOutcome {
     /// Each run's p50, µs.
     fn measured(&self) -> Vec<Measured> {
-        self.runs
-            .iter()
-            .map(|r| Measured {
-                value: r.latency_ns.map_or(0.0, |l| l.p50 as f64 / 1e3),
-                valid: r.valid,
-                verdict: r.verdict.clone(),
-            })
-            .collect()
+        self.runs.iter().map(LatRun::check).collect()
     }
 
-    fn failure(&self) -> Option<String> {
-        self.warmup.iter().chain(&self.runs).find(|r| !r.valid).map(|r| r.verdict.clone())
+    fn warmups(&self) -> Vec<Measured> {
+        self.warmup.iter().map(LatRun::check).collect()
     }
 }
 
@@ -495,12 +499,7 @@ impl Experiment for PublishOnLatency {
     type Detail = LatencyDetail;
 
     fn plan(a: &LatencyArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
-        if a.elements == 0 {
-            return Err("--elements must be at least 1 (got 0)".into());
-        }
-        if a.workers == 0 {
-            return Err("--workers must be at least 1 (got 0)".into());
-        }
+        crate::units::at_least_one(&[(a.elements, "--elements"), (a.workers, "--workers")])?;
         let workers = a.workers as usize;
         let chosen = a.rx.choose()?;
         let vs = if chosen.reactive { distinct(&a.variants) } else { Vec::new() };
@@ -616,11 +615,11 @@ impl Experiment for PublishOnLatency {
         }
         out.tables.push(report::latency_table(a, out).headline());
         out.tables.extend(report::seed_table(out));
-        out.tables.extend(crate::report::failure_table(out, &["variant", "demand"], |x| {
+        out.tables.extend(crate::analysis::failure_table(out, &["variant", "demand"], |x| {
             vec![x.label.clone(), x.group.clone()]
         }));
         out.targets = report::targets(out, out.environment.cores);
-        out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+        out.verdict = crate::analysis::verdict::usual(&out.ratios, &out.targets);
         out.charts = report::charts(out);
         out.method.extend(report::method_lines(a));
     }

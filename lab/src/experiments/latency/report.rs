@@ -177,7 +177,7 @@ pub(super) fn seed_table(r: &Results) -> Option<Table> {
 /// demand mode with their repeat intervals; then each row's p50 with the interval of its
 /// median over forks, the seed's JVM p50 beside the one-by-one rows.
 pub(super) fn charts(r: &Results) -> Vec<Chart> {
-    let mut out: Vec<Chart> = crate::experiments::charts::ratio_chart(
+    let mut out: Vec<Chart> = crate::analysis::charts::ratio_chart(
         r,
         "p50 latency ratio by demand (baseline p50 / row p50, median over rounds; bars: repeat interval)",
         "demand",
@@ -190,11 +190,11 @@ pub(super) fn charts(r: &Results) -> Vec<Chart> {
         "demand",
         "µs",
     );
-    if let Some((mut c, cats)) = crate::experiments::charts::score_chart(r, titles, |x| {
+    if let Some((mut c, cats)) = crate::analysis::charts::score_chart(r, titles, |x| {
         Some((x.label.clone(), x.group.clone()))
     }) {
         let seed = [("one-by-one".to_string(), SEED_JVM_US.0)];
-        crate::experiments::charts::add_reference(
+        crate::analysis::charts::add_reference(
             &mut c,
             &cats,
             "seed 000 (JVM publishOn p50)",

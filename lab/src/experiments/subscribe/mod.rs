@@ -234,13 +234,8 @@ impl Outcome for SubscribeOutcome {
         self.runs.iter().map(|r| self.check(r)).collect()
     }
 
-    fn failure(&self) -> Option<String> {
-        self.warmup
-            .iter()
-            .chain(&self.runs)
-            .map(|r| self.check(r))
-            .find(|m| !m.valid)
-            .map(|m| m.verdict)
+    fn warmups(&self) -> Vec<Measured> {
+        self.warmup.iter().map(|r| self.check(r)).collect()
     }
 }
 
@@ -322,12 +317,7 @@ impl Experiment for SubscribeOverhead {
     type Detail = SubscribeDetail;
 
     fn plan(a: &SubscribeArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
-        if a.elements == 0 {
-            return Err("--elements must be at least 1 (got 0)".into());
-        }
-        if a.workers == 0 {
-            return Err("--workers must be at least 1 (got 0)".into());
-        }
+        crate::units::at_least_one(&[(a.elements, "--elements"), (a.workers, "--workers")])?;
         let workers = a.workers as usize;
         let chosen = a.rx.choose()?;
         let mut specs: Vec<(Workload, Option<Sched>)> = vec![
@@ -437,9 +427,9 @@ impl Experiment for SubscribeOverhead {
         out.tables.extend(report::seed_table(out));
         out.tables.extend(report::jvm_table(out));
         out.tables
-            .extend(crate::report::failure_table(out, &["workload"], |x| vec![x.label.clone()]));
+            .extend(crate::analysis::failure_table(out, &["workload"], |x| vec![x.label.clone()]));
         out.targets = report::targets(out);
-        out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+        out.verdict = crate::analysis::verdict::usual(&out.ratios, &out.targets);
         out.charts.extend(report::main_chart(out));
         out.method.extend(report::method_lines(a));
     }

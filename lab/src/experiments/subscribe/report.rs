@@ -16,7 +16,7 @@ pub(super) fn main_chart(r: &Results) -> Option<Chart> {
         "workload (an op: an element or a subscription)",
         "ns/op",
     );
-    let (mut c, cats) = crate::experiments::charts::score_chart(r, titles, |x| {
+    let (mut c, cats) = crate::analysis::charts::score_chart(r, titles, |x| {
         Some(("this run".to_string(), x.label.clone()))
     })?;
     let seed: Vec<(String, f64)> = r
@@ -28,7 +28,7 @@ pub(super) fn main_chart(r: &Results) -> Option<Chart> {
             Some((x.label.clone(), *ns))
         })
         .collect();
-    crate::experiments::charts::add_reference(&mut c, &cats, "seed 000 (JVM)", &seed);
+    crate::analysis::charts::add_reference(&mut c, &cats, "seed 000 (JVM)", &seed);
     Some(c)
 }
 

@@ -96,7 +96,7 @@ fn add_dump(g: &mut Gathered, o: &ModeOutcome, messages: u64) {
 
 /// Per-round paired costs of `g` against `base`, percent, in rounds where both have one.
 fn paired(g: &ByRound, base: &ByRound) -> Vec<f64> {
-    crate::stats::pairing::change_pct_by_round(g, base)
+    crate::analysis::pairing::change_pct_by_round(g, base)
 }
 
 /// Per round, the baseline a traced mode is paired with: the `off` fork's figure, or, where
@@ -280,7 +280,7 @@ pub(super) fn analyse(a: &TraceOverheadArgs, run: &Finished<TraceOverhead>, out:
         row.set_detail(&d);
     }
     out.tables = vec![cost_table(out, &rows, n).headline(), record_path_table(&rows)];
-    out.tables.extend(crate::report::failure_table(out, &["workload", "trace"], |x| {
+    out.tables.extend(crate::analysis::failure_table(out, &["workload", "trace"], |x| {
         vec![x.group.clone(), x.label.clone()]
     }));
     let mut notes = Vec::new();
@@ -293,7 +293,7 @@ pub(super) fn analyse(a: &TraceOverheadArgs, run: &Finished<TraceOverhead>, out:
     let allocator = allocator_target(&rows);
     out.environment.timed_allocator = allocator.measured.clone();
     out.targets.push(allocator);
-    out.verdict = crate::experiments::verdict::usual(&out.ratios, &out.targets);
+    out.verdict = crate::analysis::verdict::usual(&out.ratios, &out.targets);
     out.charts.extend(cost_chart(out));
     out.environment.tracing =
         "measured here: off, flight and full, each in its own timed forks".into();
@@ -311,17 +311,17 @@ pub(super) fn cost_chart(r: &Results) -> Option<Chart> {
         y_label: "% of off's run time".into(),
         ..Default::default()
     };
-    let mut cats = crate::experiments::charts::Categories::default();
+    let mut cats = crate::analysis::charts::Categories::default();
     for x in r.results.iter().filter(|x| x.status == Status::Ok) {
         let d: TraceDetail = x.detail();
         let Some(cost) = d.cost_pct_median else { continue };
         let ci = d.cost_ci_pct;
         let at = cats.x(&x.label);
-        crate::experiments::charts::push_point(&mut c, &x.group, at, cost, ci);
+        crate::analysis::charts::push_point(&mut c, &x.group, at, cost, ci);
     }
     c.x_names = cats.names();
     let target = [("flight".to_string(), FLIGHT_TARGET_PCT)];
-    crate::experiments::charts::add_reference(&mut c, &cats, "flight target (at most)", &target);
+    crate::analysis::charts::add_reference(&mut c, &cats, "flight target (at most)", &target);
     (!c.series.is_empty()).then_some(c)
 }
 

@@ -287,8 +287,11 @@ impl Outcome for ModeOutcome {
             .collect()
     }
 
-    fn failure(&self) -> Option<String> {
-        self.warmup.iter().chain(&self.runs).find(|r| !r.valid).map(|r| r.verdict.clone())
+    fn warmups(&self) -> Vec<Measured> {
+        self.warmup
+            .iter()
+            .map(|r| Measured { value: r.ms, valid: r.valid, verdict: r.verdict.clone() })
+            .collect()
     }
 }
 
@@ -328,9 +331,7 @@ impl Experiment for TraceOverhead {
     type Detail = analysis::TraceDetail;
 
     fn plan(a: &TraceOverheadArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
-        if a.messages == 0 {
-            return Err("--messages must be at least 1 (got 0)".into());
-        }
+        crate::units::at_least_one(&[(a.messages, "--messages")])?;
         if shared.rounds < MIN_ROUNDS {
             return Err(format!(
                 "--rounds must be at least {MIN_ROUNDS} for trace-overhead: the paired cost's \

@@ -6,7 +6,7 @@
 //! [`GC_HIGH`] of its run in collections and the other under [`GC_LOW`].
 
 use super::{Figures, Pair};
-use crate::experiments::why::{self, Fired};
+use crate::analysis::why::{self, Fired};
 use crate::results::{Figure, ReasonCell};
 
 /// The share of the run (0..1) a row must spend collecting for the rule to name it.

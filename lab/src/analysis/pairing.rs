@@ -143,7 +143,7 @@ fn paired_scores(row: &[Fork], base: &[Fork], usual: Option<f64>) -> Vec<(f64, f
 /// [`choose_usual`]); `None` when they share too few rounds for an interval, where a few
 /// forks' probes are too few to say what the usual round trip is, and every fork counts.
 fn pair_usual(row: &[Fork], base: &[Fork]) -> Option<f64> {
-    let enough = super::repeat_samples_min(RESULT_COVERAGE);
+    let enough = crate::stats::repeat_samples_min(RESULT_COVERAGE);
     let paired = row.iter().filter(|f| base.iter().any(|g| g.round == f.round)).count();
     if paired < enough {
         return None;
@@ -157,12 +157,12 @@ fn pair_usual(row: &[Fork], base: &[Fork]) -> Option<f64> {
 /// The row's score's interval and modes, from its forks.
 pub fn summarise_forks(row: &mut Row) {
     let scores = row.fork_scores();
-    row.score = super::median(&scores);
-    if let Some(ci) = super::median_ci_at(&scores, RESULT_COVERAGE) {
+    row.score = crate::stats::median(&scores);
+    if let Some(ci) = crate::stats::median_ci_at(&scores, RESULT_COVERAGE) {
         row.score_ci = Some([ci.low, ci.high]);
         row.score_ci_coverage = Some(ci.coverage);
     }
-    row.modes = super::modes(&scores);
+    row.modes = crate::stats::modes(&scores);
 }
 
 /// Every row against the row labelled `baseline` in its group, paired by round.
@@ -210,8 +210,8 @@ fn ratio(row: &Row, base: &Row) -> Ratio {
         let factor = if row.higher_is_better { x / y } else { y / x };
         if usual { &mut per_round } else { &mut off }.push(factor);
     }
-    let median = super::median(&per_round);
-    let ci = super::repeat_interval_at(&per_round, RESULT_COVERAGE);
+    let median = crate::stats::median(&per_round);
+    let ci = crate::stats::repeat_interval_at(&per_round, RESULT_COVERAGE);
     let half = match (median, ci) {
         (Some(m), Some(ci)) => Some(ci.half_width_rel(m)),
         _ => None,
@@ -231,13 +231,15 @@ fn ratio(row: &Row, base: &Row) -> Ratio {
         unstable,
         rounds_needed: match half {
             Some(h) if h > STABLE_HALF_WIDTH => {
-                Some(super::samples_needed(per_round.len(), h, STABLE_HALF_WIDTH))
+                Some(crate::stats::samples_needed(per_round.len(), h, STABLE_HALF_WIDTH))
             }
-            None => Some(super::repeat_samples_min(RESULT_COVERAGE).max(per_round.len() + 1)),
+            None => {
+                Some(crate::stats::repeat_samples_min(RESULT_COVERAGE).max(per_round.len() + 1))
+            }
             _ => None,
         },
         off_phase_rounds: off.len(),
-        off_phase_median: super::median(&off),
+        off_phase_median: crate::stats::median(&off),
     }
 }
 
@@ -422,7 +424,7 @@ mod tests {
         let r = &paired_ratios(&rows, "locked")[0];
         assert!(r.ci_low.is_none() && r.unstable);
         assert!(r.text().contains("[–]"), "{}", r.text());
-        assert_eq!(r.rounds_needed, Some(super::super::repeat_samples_min(RESULT_COVERAGE)));
+        assert_eq!(r.rounds_needed, Some(crate::stats::repeat_samples_min(RESULT_COVERAGE)));
         // 12 rounds still fall short of a 99% repeat interval: it takes 13.
         let twelve = [100.0; 12];
         let r = &paired_ratios(&[row("locked", &twelve), row("ring", &[10.0; 12])], "locked")[0];
