@@ -36,9 +36,10 @@ bench-smoke:
     cargo bench --workspace -- --test
 
 # Formatting, clippy (warnings as errors), and the code's shape: no import circle between
-# sibling modules at any folder depth of lab/src (the checker's self-test first), no
-# generic stage naming an experiment, no function over 120 lines in lab/ or crates/, no
-# Markdown page or source comment naming a repository path that does not exist.
+# sibling modules at any folder depth of lab/src and no import against lib.rs's layers (the
+# checker's self-test first), no generic stage naming an experiment, no function over 120
+# lines in lab/ or crates/, no Markdown page or source comment naming a repository path
+# that does not exist, no row field read by a string name and no role read from a label.
 lint:
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
@@ -46,6 +47,8 @@ lint:
     python3 scripts/import-circles.py
     python3 scripts/long-functions.py lab crates
     python3 scripts/stale-paths.py
+    python3 scripts/typed-rows.py --self-test
+    python3 scripts/typed-rows.py
 
 # Loom models of the lock-free parts: the ring's sequencers and gating, the flight
 # recorder's per-thread ring, the locked queue's wake-up handshake (separate target dir:

@@ -215,10 +215,15 @@ impl<C> CellPlan<C> {
         self
     }
 
+    /// The typed key that [`CellPlan::keyed`] set.
+    pub fn key_as<K: DeserializeOwned>(&self) -> K {
+        let m: serde_json::Map<String, Value> = self.key.clone().into_iter().collect();
+        serde_json::from_value(Value::Object(m)).expect("a key set by keyed")
+    }
+
     /// Changes the typed key that [`CellPlan::keyed`] set.
     pub fn rekey<K: Serialize + DeserializeOwned>(self, change: impl FnOnce(&mut K)) -> Self {
-        let m: serde_json::Map<String, Value> = self.key.clone().into_iter().collect();
-        let mut k: K = serde_json::from_value(Value::Object(m)).expect("a key set by keyed");
+        let mut k: K = self.key_as();
         change(&mut k);
         self.keyed(&k)
     }

@@ -517,9 +517,11 @@ impl Results {
 
 /// A label's role as results before version 3 wrote it, and the row it stands beside.
 fn legacy_role(label: &str) -> (Role, Option<&str>) {
+    // schema upgrade: a traced twin's label ended in `[in-run]`.
     if let Some(plain) = label.strip_suffix("[in-run]") {
         return (Role::Twin, Some(plain));
     }
+    // schema upgrade: an own loop's label ended in `/own-loop`.
     match label.rsplit_once('/') {
         Some((plain, "own-loop")) => (Role::OwnLoop, Some(plain)),
         _ => (Role::Measured, None),

@@ -218,10 +218,10 @@ pub fn label(s: &LibSettings, rx_word: &str) -> Option<String> {
     s.label(rx_word)
 }
 
-/// The library whose row `label` is, or `None` for the reactive crate's.
-pub fn lib_of(label: &str) -> Option<Lib> {
-    let l = label.trim_start_matches("fault-");
-    Lib::ALL.into_iter().find(|lib| l.starts_with(&format!("{}-", lib.name())))
+/// The JVM library named `name` in a row's key, or `None` (the reactive crate's name, or
+/// one of its variants').
+pub fn lib_named(name: &str) -> Option<Lib> {
+    Lib::ALL.into_iter().find(|lib| lib.name() == name)
 }
 
 #[cfg(test)]
@@ -260,8 +260,7 @@ mod tests {
         let e = impl_list("akka").unwrap_err();
         assert!(e.contains("valid: reactive, rx, reactor, all"), "{e}");
         assert_eq!(impl_list("all").unwrap().0, ["all"]);
-        assert_eq!(lib_of("fault-reactor-flux-range"), Some(Lib::Reactor));
-        assert_eq!(lib_of("rx-observe-on[single]"), Some(Lib::Rx));
-        assert_eq!(lib_of("flux-range"), None);
+        assert_eq!(lib_named("reactor"), Some(Lib::Reactor));
+        assert_eq!(lib_named("reactive"), None);
     }
 }

@@ -35,8 +35,8 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     out.tables = tables::headline_tables(out);
     out.tables.extend(inrun::cost_table(out));
     out.tables.extend(super::calibration::table(out));
-    out.tables.extend(allocators::table(out));
-    out.tables.extend(collectors::table(out));
+    out.tables.extend(super::dimension::table(out, &allocators::DIMENSION));
+    out.tables.extend(super::dimension::table(out, &collectors::DIMENSION));
     if let Some(al) = run_allocators(run) {
         out.environment.timed_allocator = allocators::environment_text(&al);
     }

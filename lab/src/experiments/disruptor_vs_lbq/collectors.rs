@@ -4,11 +4,9 @@
 //! JVM row's QPS per collector with its paired ratio to the default collector and the GC
 //! time per run beside it.
 
+use super::dimension::Dimension;
 use super::HandoffDetail;
-use crate::analysis::pairing::pair_ratios;
 use crate::measure::jvm::{DEFAULT_GC, GCS};
-use crate::results::{Results, Row, Status, Table};
-use crate::units::group;
 use clap::ValueEnum;
 use serde::Serialize;
 
@@ -70,80 +68,33 @@ pub fn label(v: &str, wait: Option<&str>, message: &str, gc: Option<&str>) -> St
     l
 }
 
-fn detail(x: &Row) -> HandoffDetail {
-    x.detail()
-}
-
-/// The table "Collector", when more than one collector ran: per JVM row and P, the QPS
-/// under each collector with its ratio to the reference (paired within rounds) and the
-/// median GC ms per run beside each.
-pub fn table(r: &Results) -> Option<Table> {
-    let mut named: Vec<String> = Vec::new();
-    for g in r.results.iter().filter_map(|x| super::key(x).jvm_gc) {
-        if !named.contains(&g) {
-            named.push(g);
-        }
-    }
-    let mut gcs: Vec<&str> = named.iter().map(String::as_str).collect();
-    if gcs.len() < 2 {
-        return None;
-    }
-    let reference = reference(&gcs);
-    gcs.sort_by_key(|g| *g != reference);
-    let mut header = vec!["variant".to_string(), "P".to_string()];
-    for g in &gcs {
-        header.push(format!("{g} QPS"));
-        header.push(format!("{g} GC ms/run"));
-        if *g != reference {
-            header.push(format!("{g}/{reference} [interval]"));
-        }
-    }
-    let (stems, ps) = super::allocators::stems_and_producers(r, |k| k.jvm_gc.clone());
-    let find = |label: &str, p: u64| super::allocators::find_row(r, label, p);
-    let mut rows = Vec::new();
-    for stem in &stems {
-        for &p in &ps {
-            let label = |g: &str| format!("{stem}@{g}");
-            if gcs.iter().all(|g| find(&label(g), p).is_none()) {
-                continue;
-            }
-            let mut row = vec![stem.to_string(), p.to_string()];
-            for g in &gcs {
-                let x = find(&label(g), p);
-                row.push(match x {
-                    Some(x) if x.status != Status::Ok => x.status.word().to_string(),
-                    Some(x) => detail(x).qps.map_or("–".into(), group),
-                    None => "–".into(),
-                });
-                let gc_ms = x.and_then(|x| detail(x).jvm?.gc_ms_per_run);
-                row.push(gc_ms.map_or("–".into(), |m| format!("{m:.0}")));
-                if *g != reference {
-                    let ratio = pair_ratios(&r.results, &label(g), &label(reference))
-                        .into_iter()
-                        .find(|q| super::ratio_producers(r, q) == Some(p));
-                    row.push(ratio.map_or("–".into(), |q| q.text()));
-                }
-            }
-            rows.push(row);
-        }
-    }
-    let settings: Vec<String> =
-        GCS.iter().filter(|g| gcs.contains(&g.0)).map(|g| format!("{}: {}", g.0, g.1)).collect();
-    Some(Table {
-        title: "Collector: the JVM rows' QPS under each collector (messages/s, median over forks)"
-            .into(),
-        header,
-        rows,
-        note: Some(format!(
+/// The collector dimension: per JVM row and P, the QPS under each collector with its
+/// ratio to the reference (paired within rounds) and the median GC ms per run beside each.
+pub const DIMENSION: Dimension = Dimension {
+    title: "Collector: the JVM rows' QPS under each collector (messages/s, median over forks)",
+    value: |k| k.jvm_gc.clone(),
+    clear: |k| k.jvm_gc = None,
+    reference,
+    per_value: &[("GC ms/run", |x| {
+        let gc_ms = x.detail::<HandoffDetail>().jvm.and_then(|j| j.gc_ms_per_run);
+        gc_ms.map_or("–".into(), |m| format!("{m:.0}"))
+    })],
+    last: None,
+    note: |gcs, reference| {
+        let settings: Vec<String> = GCS
+            .iter()
+            .filter(|g| gcs.contains(&g.0))
+            .map(|g| format!("{}: {}", g.0, g.1))
+            .collect();
+        format!(
             "{}. Ratio = QPS under the collector / QPS under {reference}, taken within each \
              round (the rows of one P run side by side) and summarised as the median over \
              rounds with its repeat interval (99%). GC ms/run: the median over runs of the \
              time the GarbageCollectorMXBeans count between a run's start and end.",
             settings.join("; ")
-        )),
-        headline: false,
-    })
-}
+        )
+    },
+};
 
 #[cfg(test)]
 mod tests {

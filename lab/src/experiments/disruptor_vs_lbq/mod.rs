@@ -10,6 +10,7 @@ mod analyse;
 mod calibration;
 mod collectors;
 mod detail;
+mod dimension;
 mod inrun;
 mod plan;
 mod sites;

@@ -100,6 +100,26 @@ struct Settings<'a> {
     gcs: Vec<(&'static str, String)>,
 }
 
+impl Settings<'_> {
+    /// A cell's label without its allocator, from its key: the variant, its wait strategy
+    /// when several ran, and a JVM row's message form when not the default and its
+    /// collector when several ran.
+    fn stem(&self, k: &DvlKey) -> String {
+        let wait = k.wait.as_deref().filter(|_| self.waits.len() > 1);
+        if is_jvm(&k.variant) {
+            collectors::label(&k.variant, wait, self.a.jvm_message.name(), k.jvm_gc.as_deref())
+        } else {
+            wait.map_or(k.variant.clone(), |w| format!("{}[{w}]", k.variant))
+        }
+    }
+
+    /// A cell's label, from its key: its stem, and its allocator when several ran.
+    fn label(&self, k: &DvlKey) -> String {
+        let stem = self.stem(k);
+        k.allocator.as_ref().map_or(stem.clone(), |al| format!("{stem}@{al}"))
+    }
+}
+
 /// Checks the options, chooses the variants (their notes into `notes`), and resolves the
 /// settings the cells share.
 fn settings<'a>(
@@ -254,19 +274,6 @@ fn cells(s: &Settings<'_>, chosen: &[String]) -> Vec<CellPlan<CellSpec>> {
             };
             for (w, (al, gc)) in ws.iter().flat_map(|w| dims.iter().map(move |d| (w.clone(), *d))) {
                 let several_gcs = s.gcs.len() > 1;
-                let wait = w.as_deref().filter(|_| s.waits.len() > 1);
-                let mut label = match gc {
-                    Some((g, _)) => collectors::label(
-                        v,
-                        wait,
-                        a.jvm_message.name(),
-                        Some(*g).filter(|_| several_gcs),
-                    ),
-                    None => wait.map_or(v.clone(), |w| format!("{v}[{w}]")),
-                };
-                if let (Some(al), true) = (al, several) {
-                    label = format!("{label}@{al}");
-                }
                 // One sampled/unsampled pair per fork of the first ring cell measures
                 // what latency sampling costs, over as many forks as there are rounds.
                 let pairs = usize::from(v == "ring" && first_ring && a.sample_every > 0);
@@ -279,6 +286,7 @@ fn cells(s: &Settings<'_>, chosen: &[String]) -> Vec<CellPlan<CellSpec>> {
                     jvm_gc: gc.filter(|_| several_gcs).map(|g| g.0.to_string()),
                     ..DvlKey::default()
                 };
+                let label = s.label(&key);
                 let mut c =
                     CellPlan::new(spec(s, v, &w, (al, gc), p, pairs), label, format!("P={p}"))
                         .keyed(&key);
@@ -305,14 +313,18 @@ fn cells(s: &Settings<'_>, chosen: &[String]) -> Vec<CellPlan<CellSpec>> {
 /// against its JVM original.
 type Baselines = (Option<String>, String, bool, Vec<(String, String)>);
 
-fn baselines(s: &Settings<'_>, labels: &[&str]) -> Result<Baselines, String> {
+/// A planned cell as the pairing sees it: its label and its key.
+type Keyed = (String, DvlKey);
+
+fn baselines(s: &Settings<'_>, cells: &[Keyed]) -> Result<Baselines, String> {
     let a = s.a;
+    let labels: Vec<&str> = cells.iter().map(|c| c.0.as_str()).collect();
     // With several allocators a plain baseline (`locked`) means one per allocator:
     // every row is paired with the baseline of its own allocator.
     let per_allocator =
         s.several && !a.baseline.as_ref().is_some_and(|b| labels.contains(&b.as_str()));
     let (baseline, baseline_name, mut pairs) = if per_allocator {
-        let (b, pairs) = allocators::own_baselines(labels, &s.allocs, a.baseline.as_deref())?;
+        let (b, pairs) = own_baselines(s, cells, a.baseline.as_deref())?;
         (None, b, pairs)
     } else {
         let baseline = match &a.baseline {
@@ -330,29 +342,7 @@ fn baselines(s: &Settings<'_>, labels: &[&str]) -> Result<Baselines, String> {
         };
         (Some(baseline.clone()), baseline, Vec::new())
     };
-    // Each port against its JVM original, label by label (ring[w] ↔ jvm-disruptor[w], and
-    // the JVM's bounded MPSC queue: ring[w] ↔ jvm-jctools[w]; ring@mimalloc ↔ jvm-disruptor, locked ↔ jvm-lbq@g1 under the reference collector
-    // when several ran).
-    let gc_names: Vec<&str> = s.gcs.iter().map(|g| g.0).collect();
-    let gc = (gc_names.len() > 1).then(|| collectors::reference(&gc_names));
-    let originals = [
-        ("locked", "jvm-lbq"),
-        ("ring", "jvm-disruptor"),
-        ("ring", "jvm-disruptor-3.4"),
-        ("ring", "jvm-jctools"),
-    ];
-    for (port, orig) in originals {
-        for l in labels.iter().filter(|l| l.split(['[', '@']).next() == Some(port)) {
-            let stem = allocators::split_label(l).0;
-            let wait = stem.strip_prefix(port).and_then(|r| r.strip_prefix('['));
-            let wait = wait.and_then(|r| r.strip_suffix(']'));
-            let o = collectors::label(orig, wait, a.jvm_message.name(), gc);
-            if labels.contains(&o.as_str()) && !pairs.contains(&(l.to_string(), o.clone())) {
-                pairs.push((l.to_string(), o));
-            }
-        }
-    }
-    for pair in java_wait_pairs(labels) {
+    for pair in original_pairs(s, cells).into_iter().chain(java_wait_pairs(cells)) {
         if !pairs.contains(&pair) {
             pairs.push(pair);
         }
@@ -360,24 +350,88 @@ fn baselines(s: &Settings<'_>, labels: &[&str]) -> Result<Baselines, String> {
     Ok((baseline, baseline_name, per_allocator, pairs))
 }
 
+/// With several allocators and a plain baseline name (`locked`, the default; `None`: locked
+/// or the first cell's): that name and the pairs (cell, the baseline under its allocator),
+/// e.g. (`ring@mimalloc`, `locked@mimalloc`).
+fn own_baselines(
+    s: &Settings<'_>,
+    cells: &[Keyed],
+    baseline: Option<&str>,
+) -> Result<(String, Vec<(String, String)>), String> {
+    let stems: Vec<String> = cells.iter().map(|c| s.stem(&c.1)).collect();
+    let b = match baseline {
+        Some(b) if stems.iter().any(|x| x == b) => b.to_string(),
+        Some(b) => {
+            let mut valid: Vec<&str> = Vec::new();
+            for l in stems.iter().chain(cells.iter().map(|c| &c.0)) {
+                if !valid.contains(&l.as_str()) {
+                    valid.push(l);
+                }
+            }
+            return Err(format!(
+                "--baseline '{b}' is not a row of this run; valid: {}",
+                valid.join(", ")
+            ));
+        }
+        None if stems.iter().any(|x| x == "locked") => "locked".into(),
+        None => stems[0].clone(),
+    };
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for (l, k) in cells.iter().filter(|c| c.1.allocator.is_some()) {
+        let base =
+            cells.iter().zip(&stems).find(|(c, stem)| **stem == b && c.1.allocator == k.allocator);
+        if let Some(((base, _), _)) = base {
+            if l != base && !pairs.iter().any(|(x, _)| x == l) {
+                pairs.push((l.clone(), base.clone()));
+            }
+        }
+    }
+    Ok((b, pairs))
+}
+
+/// Each port against its JVM original, cell by cell: `locked` against `jvm-lbq`, the ring
+/// against `jvm-disruptor` (4.0 and 3.4) and `jvm-jctools` (the JVM's bounded MPSC queue),
+/// under the wait strategy the labels show (when several ran), any allocator against the
+/// reference collector (when several ran).
+fn original_pairs(s: &Settings<'_>, cells: &[Keyed]) -> Vec<(String, String)> {
+    let gc_names: Vec<&str> = s.gcs.iter().map(|g| g.0).collect();
+    let gc = (gc_names.len() > 1).then(|| collectors::reference(&gc_names).to_string());
+    let shown = |k: &DvlKey| k.wait.clone().filter(|_| s.waits.len() > 1);
+    let originals = [
+        ("locked", "jvm-lbq"),
+        ("ring", "jvm-disruptor"),
+        ("ring", "jvm-disruptor-3.4"),
+        ("ring", "jvm-jctools"),
+    ];
+    let mut pairs = Vec::new();
+    for (port, orig) in originals {
+        for (l, k) in cells.iter().filter(|c| c.1.variant == port) {
+            let o = cells
+                .iter()
+                .find(|(_, ko)| ko.variant == orig && shown(ko) == shown(k) && ko.jvm_gc == gc);
+            if let Some((o, _)) = o {
+                pairs.push((l.clone(), o.clone()));
+            }
+        }
+    }
+    pairs
+}
+
 /// With the ring under Java's own wait strategy beside the ring under others (`--wait
-/// blocking,java-blocking`): each other ring row against `ring[java-blocking]` of its
+/// blocking,java-blocking`): each other ring cell against `ring[java-blocking]` of its
 /// allocator, the same code but for its waiting. Beside `ring[java-blocking]` against
 /// `jvm-disruptor[java-blocking]` (the same algorithm in Java), it separates what the port
 /// gains from the language from what it gains from waiting differently.
-fn java_wait_pairs(labels: &[&str]) -> Vec<(String, String)> {
+fn java_wait_pairs(cells: &[Keyed]) -> Vec<(String, String)> {
+    let java = Some("java-blocking");
     let mut pairs = Vec::new();
-    for l in labels {
-        let (stem, al) = allocators::split_label(l);
-        let Some(w) = stem.strip_prefix("ring[").and_then(|x| x.strip_suffix(']')) else {
-            continue;
-        };
-        let java = match al {
-            Some(al) => format!("ring[java-blocking]@{al}"),
-            None => "ring[java-blocking]".to_string(),
-        };
-        if w != "java-blocking" && labels.contains(&java.as_str()) {
-            pairs.push((l.to_string(), java));
+    for (l, k) in cells.iter().filter(|c| c.1.variant == "ring" && c.1.wait.is_some()) {
+        let j = cells.iter().find(|(_, kj)| {
+            kj.variant == "ring" && kj.wait.as_deref() == java && kj.allocator == k.allocator
+        });
+        match j {
+            Some((j, _)) if k.wait.as_deref() != java => pairs.push((l.clone(), j.clone())),
+            _ => {}
         }
     }
     pairs
@@ -387,8 +441,8 @@ pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, Strin
     let mut notes = Vec::new();
     let (s, chosen) = settings(a, shared, &mut notes)?;
     let cells = cells(&s, &chosen);
-    let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
-    let (baseline, baseline_name, per_allocator, pairs) = baselines(&s, &labels)?;
+    let keyed: Vec<Keyed> = cells.iter().map(|c| (c.label.clone(), c.key_as())).collect();
+    let (baseline, baseline_name, per_allocator, pairs) = baselines(&s, &keyed)?;
     notes.extend(spread_note(a.messages, &a.producers.0));
     if shared.heap == Switch::On && (s.several || s.allocs != ["system"]) {
         notes.push(format!(
@@ -423,7 +477,60 @@ pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, Strin
 
 #[cfg(test)]
 mod tests {
-    use super::consumer_batch;
+    use super::{consumer_batch, plan};
+    use crate::experiment::{Shared, Switch, TraceMode};
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: super::DvlArgs,
+    }
+
+    /// The plan's pairs (row, baseline) of `args`, or its error.
+    fn pairs(args: &[&str]) -> Result<Vec<(String, String)>, String> {
+        let cli = Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        let shared = Shared {
+            out: None,
+            rounds: 1,
+            runs: 1,
+            warmup: 0,
+            trace: TraceMode::Off,
+            heap: Switch::Off,
+            timeout: 60,
+            details: false,
+        };
+        plan(&cli.a, &shared).map(|p| p.pairs)
+    }
+
+    fn has(pairs: &[(String, String)], a: &str, b: &str) -> bool {
+        pairs.iter().any(|(x, y)| x == a && y == b)
+    }
+
+    #[test]
+    fn rows_pair_by_their_keys_with_their_allocators_baseline_and_java_waiting() {
+        let base = ["--variants", "locked,ring", "--producers", "1", "--own-loops", "off"];
+        let args: Vec<&str> =
+            base.iter().copied().chain(["--allocator", "system,mimalloc"]).collect();
+        let p = pairs(&args).expect("a plan");
+        assert!(has(&p, "ring@system", "locked@system"), "{p:?}");
+        assert!(has(&p, "ring@mimalloc", "locked@mimalloc"), "{p:?}");
+        assert!(!has(&p, "ring@mimalloc", "locked@system"), "{p:?}");
+        let bad: Vec<&str> = args.iter().copied().chain(["--baseline", "nope"]).collect();
+        let e = pairs(&bad).unwrap_err();
+        assert!(
+            e.ends_with(
+                "valid: locked, ring, locked@system, locked@mimalloc, ring@system, ring@mimalloc"
+            ),
+            "{e}"
+        );
+        let waits: Vec<&str> =
+            base.iter().copied().chain(["--wait", "blocking,java-blocking"]).collect();
+        let p = pairs(&waits).expect("a plan");
+        assert!(has(&p, "ring[blocking]", "ring[java-blocking]"), "{p:?}");
+        assert!(!has(&p, "ring[java-blocking]", "ring[java-blocking]"), "{p:?}");
+    }
 
     #[test]
     fn only_variants_with_a_batch_receive_take_the_batch() {

@@ -13,8 +13,13 @@ fn us(ns: u64) -> String {
 }
 
 pub(super) fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
-    let against_jvm = |q: &Ratio| rx_rows::lib_of(&q.baseline).is_some();
-    let against = |l: Lib| move |q: &Ratio| rx_rows::lib_of(&q.baseline) == Some(l);
+    // The JVM library of a row, from its key (`None`: the reactive crate's).
+    let lib_of = |label: &str, group: &str| {
+        let x = r.results.iter().find(|x| x.label == label && x.group == group)?;
+        rx_rows::lib_named(&x.key_as::<super::PublishOnKey>().variant)
+    };
+    let against_jvm = |q: &Ratio| lib_of(&q.baseline, &q.group).is_some();
+    let against = |l: Lib| move |q: &Ratio| lib_of(&q.baseline, &q.group) == Some(l);
     let baseline = r.ratios.iter().find(|q| !against_jvm(q)).map(|x| x.baseline.clone());
     let baseline = baseline.unwrap_or_default();
     let libs: Vec<Lib> =
@@ -68,7 +73,7 @@ pub(super) fn latency_table(a: &LatencyArgs, r: &Results) -> Table {
         for l in &libs {
             let q =
                 r.ratios.iter().find(|q| q.variant == x.label && q.group == mode && against(*l)(q));
-            let is_jvm = rx_rows::lib_of(&x.label) == Some(*l);
+            let is_jvm = lib_of(&x.label, &x.group) == Some(*l);
             line.push(q.map_or(if is_jvm { "counterpart" } else { "–" }.into(), Ratio::text));
         }
         line.push(d.library.clone().unwrap_or_else(|| "reactive (this workspace)".into()));

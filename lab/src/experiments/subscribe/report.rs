@@ -47,23 +47,30 @@ fn ratio_text(r: &Results, label: &str, keep: impl Fn(&Ratio) -> bool) -> String
     }
 }
 
+/// The JVM library of the row labelled `label` in `group`, from its key (`None`: the
+/// reactive crate's row).
+fn lib_of(r: &Results, label: &str, group: &str) -> Option<Lib> {
+    let x = r.results.iter().find(|x| x.label == label && x.group == group)?;
+    rx_rows::lib_named(&x.key_as::<super::SubscribeKey>().library)
+}
+
 /// Whether a ratio pairs a row with a JVM counterpart.
-fn against_jvm(q: &Ratio) -> bool {
-    rx_rows::lib_of(&q.baseline).is_some()
+fn against_jvm(r: &Results, q: &Ratio) -> bool {
+    lib_of(r, &q.baseline, &q.group).is_some()
 }
 
 /// Whether a ratio pairs a row with its counterpart on `lib`.
-fn against(lib: Lib) -> impl Fn(&Ratio) -> bool {
-    move |q: &Ratio| rx_rows::lib_of(&q.baseline) == Some(lib)
+fn against(r: &Results, lib: Lib) -> impl Fn(&Ratio) -> bool + '_ {
+    move |q: &Ratio| lib_of(r, &q.baseline, &q.group) == Some(lib)
 }
 
 /// The JVM libraries some ratio pairs a row with, in [`Lib::ALL`]'s order.
 fn paired_libs(r: &Results) -> Vec<Lib> {
-    Lib::ALL.into_iter().filter(|l| r.ratios.iter().any(against(*l))).collect()
+    Lib::ALL.into_iter().filter(|l| r.ratios.iter().any(against(r, *l))).collect()
 }
 
 pub(super) fn main_table(a: &SubscribeArgs, r: &Results) -> Table {
-    let baseline = r.ratios.iter().find(|q| !against_jvm(q)).map(|x| x.baseline.clone());
+    let baseline = r.ratios.iter().find(|q| !against_jvm(r, q)).map(|x| x.baseline.clone());
     let libs = paired_libs(r);
     let mut t = Table::new(
         format!("Subscribe overhead (N = {}; a fork's score is the median of its runs, a row's the median over forks)", a.elements),
@@ -101,10 +108,10 @@ pub(super) fn main_table(a: &SubscribeArgs, r: &Results) -> Table {
             line.push(format!("{}/{}", x.fork_scores().len(), x.forks.len()));
         }
         if baseline.is_some() {
-            line.push(ratio_text(r, &x.label, |q| !against_jvm(q)));
+            line.push(ratio_text(r, &x.label, |q| !against_jvm(r, q)));
         }
         for l in &libs {
-            line.push(ratio_text(r, &x.label, against(*l)));
+            line.push(ratio_text(r, &x.label, against(r, *l)));
         }
         t.rows.push(line);
     }
@@ -225,7 +232,7 @@ pub(super) fn targets(r: &Results) -> Vec<Target> {
 /// The `lib` counterpart of reactive row `x`, measured in the same rounds: its score and
 /// the paired ratio (`None` without such a row).
 fn side_by_side(r: &Results, x: &Row, lib: Lib) -> Option<String> {
-    let q = r.ratios.iter().find(|q| q.variant == x.label && against(lib)(q))?;
+    let q = r.ratios.iter().find(|q| q.variant == x.label && against(r, lib)(q))?;
     let jvm = r.results.iter().find(|y| y.label == q.baseline)?;
     let score = match (jvm.status, jvm.score) {
         (Status::Ok, Some(s)) => format!("{s:.3} ns/{}", detail(jvm).op),
