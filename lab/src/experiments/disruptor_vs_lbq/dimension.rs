@@ -149,38 +149,3 @@ pub fn table(r: &Results, d: &Dimension) -> Option<Table> {
         headline: false,
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::super::collectors;
-    use super::*;
-    use crate::results::fixture::{ratio, results, row};
-    use serde_json::json;
-
-    /// A row of `label` at P=1 under collector `gc`, with its QPS and role.
-    fn gc_row(label: &str, variant: &str, gc: &str, qps: f64, role: Role) -> Row {
-        let mut x = row(label, "P=1", 1.0, None, json!({ "qps": qps }));
-        let k = json!({ "variant": variant, "producers": 1, "jvm_gc": gc });
-        x.key = serde_json::from_value(k).expect("a key");
-        x.role = role;
-        x
-    }
-
-    #[test]
-    fn a_group_is_the_rest_of_the_key_and_side_rows_stay_out() {
-        let rows = vec![
-            gc_row("jvm-lbq@serial", "jvm-lbq", "serial", 10.0, Role::Measured),
-            gc_row("jvm-lbq@parallel", "jvm-lbq", "parallel", 8.0, Role::Measured),
-            gc_row("jvm-lbq@serial/own-loop", "jvm-lbq", "serial", 11.0, Role::OwnLoop),
-            gc_row("jvm-disruptor@parallel", "jvm-disruptor", "parallel", 20.0, Role::Measured),
-        ];
-        let q = ratio("jvm-lbq@parallel", "jvm-lbq@serial", "P=1", 0.8, Some([0.7, 0.9]));
-        let t = table(&results("disruptor-vs-lbq", rows, vec![q]), &collectors::DIMENSION)
-            .expect("two collectors ran");
-        let names: Vec<&str> = t.rows.iter().map(|r| r[0].as_str()).collect();
-        assert_eq!(names, ["jvm-lbq", "jvm-disruptor"], "{:?}", t.rows);
-        assert_eq!(t.header[2], "serial QPS", "the reference first: {:?}", t.header);
-        assert_eq!(t.rows[0][2], "10", "{:?}", t.rows[0]);
-        assert_eq!(t.rows[1][2], "–", "no serial row: {:?}", t.rows[1]);
-    }
-}
