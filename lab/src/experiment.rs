@@ -101,6 +101,22 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// The shared options of a plan built in a unit test: one round of one run, no warm-up,
+    /// no passes.
+    #[cfg(test)]
+    pub fn for_tests() -> Shared {
+        Shared {
+            out: None,
+            rounds: 1,
+            runs: 1,
+            warmup: 0,
+            trace: TraceMode::Off,
+            heap: Switch::Off,
+            timeout: 60,
+            details: false,
+        }
+    }
+
     /// The watchdog's limit.
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout.max(1))

@@ -478,7 +478,7 @@ pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, Strin
 #[cfg(test)]
 mod tests {
     use super::{consumer_batch, plan};
-    use crate::experiment::{Shared, Switch, TraceMode};
+    use crate::experiment::Shared;
     use clap::Parser;
 
     #[derive(Parser)]
@@ -491,17 +491,7 @@ mod tests {
     fn pairs(args: &[&str]) -> Result<Vec<(String, String)>, String> {
         let cli = Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
             .map_err(|e| e.to_string())?;
-        let shared = Shared {
-            out: None,
-            rounds: 1,
-            runs: 1,
-            warmup: 0,
-            trace: TraceMode::Off,
-            heap: Switch::Off,
-            timeout: 60,
-            details: false,
-        };
-        plan(&cli.a, &shared).map(|p| p.pairs)
+        plan(&cli.a, &Shared::for_tests()).map(|p| p.pairs)
     }
 
     fn has(pairs: &[(String, String)], a: &str, b: &str) -> bool {

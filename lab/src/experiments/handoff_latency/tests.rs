@@ -8,7 +8,7 @@ use super::cell::{Plant, Rate, RateRun};
 use super::hdr::{self, Tail};
 use super::run::judge;
 use super::{plan, Cell, HlArgs, LatOutcome, RateFacts, Work};
-use crate::experiment::{Shared, Switch, TraceMode};
+use crate::experiment::Shared;
 use crate::measure::peers::CrossbeamHandoff;
 use crate::measure::variants::WithHandoff;
 use clap::Parser;
@@ -141,23 +141,10 @@ struct Cli {
     a: HlArgs,
 }
 
-fn shared() -> Shared {
-    Shared {
-        out: None,
-        rounds: 1,
-        runs: 1,
-        warmup: 0,
-        trace: TraceMode::Off,
-        heap: Switch::Off,
-        timeout: 60,
-        details: false,
-    }
-}
-
 fn plan_of(args: &[&str]) -> Result<usize, String> {
     let cli = Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
         .map_err(|e| e.to_string())?;
-    plan::plan(&cli.a, &shared()).map(|p| p.cells.len())
+    plan::plan(&cli.a, &Shared::for_tests()).map(|p| p.cells.len())
 }
 
 #[test]

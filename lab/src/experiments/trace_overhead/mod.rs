@@ -60,6 +60,7 @@
 
 mod analysis;
 mod child;
+mod detail;
 
 pub use child::{allocator_probe, record_cost, AllocatorProbe, RecordCost};
 
@@ -295,22 +296,6 @@ impl Outcome for ModeOutcome {
     }
 }
 
-/// A `trace-overhead` row's key: the dimensions that name its cell.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TraceKey {
-    /// The workload's label.
-    pub workload: String,
-    /// The slot: `off`, `off-aa`, `flight`, `full`.
-    pub mode: String,
-    /// The variant the workload drives.
-    pub variant: String,
-    /// Its producers.
-    pub producers: u64,
-    /// The ring's wait strategy, where the variant takes one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wait: Option<String>,
-}
-
 impl Experiment for TraceOverhead {
     const NAME: &'static str = "trace-overhead";
     const ABOUT: &'static str = "what tracing costs a timed run: off, the flight recorder and \
@@ -327,8 +312,8 @@ impl Experiment for TraceOverhead {
     type Args = TraceOverheadArgs;
     type Cell = Cell;
     type Outcome = ModeOutcome;
-    type Key = TraceKey;
-    type Detail = analysis::TraceDetail;
+    type Key = detail::TraceKey;
+    type Detail = detail::TraceDetail;
 
     fn plan(a: &TraceOverheadArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
         crate::units::at_least_one(&[(a.messages, "--messages")])?;
@@ -354,7 +339,7 @@ impl Experiment for TraceOverhead {
                     warmup: shared.warmup as usize,
                     runs: shared.runs as usize,
                 };
-                let key = TraceKey {
+                let key = detail::TraceKey {
                     workload: w.label(),
                     mode: label.to_string(),
                     variant: variant.to_string(),
