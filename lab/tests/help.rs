@@ -274,6 +274,8 @@ const UNITS: &[(&str, &str, &str)] = &[
     ("jvm-referee", "--jmh-warmup-iterations", "per fork"),
     ("jvm-referee", "--jmh-iterations", "per fork"),
     ("jvm-referee", "--jmh-iteration-s", "Seconds"),
+    ("jvm-referee", "--producers", "threads"),
+    ("jvm-referee", "--messages", "messages per lab run"),
 ];
 
 /// Options whose value is neither a name from a list nor a figure.

@@ -9,9 +9,15 @@ mod common;
 use common::{out_dir, text};
 use serde_json::Value;
 use std::process::Command;
+use std::sync::{Mutex, PoisonError};
+
+/// JMH refuses to start while another JMH holds its lock (`/tmp/jmh.lock`), so the tests
+/// that run it take turns.
+static JMH: Mutex<()> = Mutex::new(());
 
 #[test]
 fn a_small_jmh_run_is_read_back_beside_the_labs_figure() {
+    let _turn = JMH.lock().unwrap_or_else(PoisonError::into_inner);
     let dir = out_dir("jvm-referee", "small");
     let d = dir.display().to_string();
     let o = Command::new(env!("CARGO_BIN_EXE_lab"))
@@ -57,6 +63,42 @@ fn a_small_jmh_run_is_read_back_beside_the_labs_figure() {
     for row in table["rows"].as_array().unwrap() {
         let verdict = row[5].as_str().unwrap_or("");
         assert!(verdict == "agree" || verdict.starts_with("FLAG"), "{row}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bus's plain loops: `Bus --plain` beside JMH's asymmetric group of the same work, at
+/// two producers; JMH's figure is its `take` method's (the queue) or the group's (the ring),
+/// messages per µs, and both sides checked every message.
+#[test]
+fn the_bus_loops_run_beside_their_jmh_groups() {
+    let _turn = JMH.lock().unwrap_or_else(PoisonError::into_inner);
+    let dir = out_dir("jvm-referee", "bus");
+    let d = dir.display().to_string();
+    let o = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(["jvm-referee", "--workloads", "bus-lbq,bus-disruptor", "--producers", "2"])
+        .args(["--rounds", "1", "--runs", "2", "--warmup", "1", "--messages", "200000"])
+        .args(["--jmh-warmup-iterations", "1", "--jmh-iterations", "2", "--jmh-iteration-s", "1"])
+        .args(["--out", &d])
+        .output()
+        .expect("run lab");
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{all}");
+    let r: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).expect("results.json written"),
+    )
+    .expect("results.json parses");
+    let rows = r["results"].as_array().expect("rows");
+    for w in ["bus-lbq P=2", "bus-disruptor P=2"] {
+        let jmh = rows.iter().find(|x| x["label"] == format!("{w}/jmh")).expect("a JMH row");
+        assert_eq!(jmh["status"], "OK", "{jmh}");
+        let fork = &jmh["jmh_forks"][0];
+        assert_eq!(fork["unit"], "ops/us", "{jmh}");
+        assert_eq!(fork["iterations"][0].as_array().map(Vec::len), Some(2), "{jmh}");
+        assert!(fork["score"].as_f64().is_some_and(|s| s > 0.0), "{jmh}");
+        let lab = rows.iter().find(|x| x["label"] == w).expect("the lab's row");
+        assert_eq!((lab["status"].as_str(), lab["valid"].as_bool()), (Some("OK"), Some(true)));
+        assert_eq!(lab["key"]["producers"], 2, "{lab}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -31,6 +31,14 @@ pub struct JmhSpec {
     pub class_path: String,
     /// The `java` that runs JMH and its forks (`-jvm`): the lab row's own JDK.
     pub java: String,
+    /// Threads per subgroup of an asymmetric (`@Group`) benchmark (`-tg`, e.g. `4,1`: the
+    /// subgroups in the order of their methods' names); `None`: the benchmark's own.
+    #[serde(default)]
+    pub thread_groups: Option<String>,
+    /// The method of a group whose score is the figure (`take`: JMH's secondary metric of
+    /// that name); `None`: the primary metric.
+    #[serde(default)]
+    pub metric: Option<String>,
 }
 
 /// What JMH measured.
@@ -49,17 +57,24 @@ pub struct JmhScore {
     pub jvm: String,
 }
 
-/// Reads JMH's JSON result (`-rf json`): the first benchmark's primary metric.
-pub fn parse(json: &str) -> Result<JmhScore, String> {
+/// Reads JMH's JSON result (`-rf json`): the first benchmark's primary metric, or with
+/// `metric` the secondary metric of that name (one method of a group).
+pub fn parse(json: &str, metric: Option<&str>) -> Result<JmhScore, String> {
     let v: Value = serde_json::from_str(json).map_err(|e| format!("JMH's JSON result: {e}"))?;
     let b = v.as_array().and_then(|a| a.first()).ok_or(
         "JMH's JSON result holds no benchmark (did the benchmark fail? its output is above)",
     )?;
-    let m = &b["primaryMetric"];
-    let score = m["score"].as_f64().ok_or("JMH's result has no primaryMetric.score")?;
+    let (m, name) = match metric {
+        None => (&b["primaryMetric"], "primaryMetric".to_string()),
+        Some(k) => (&b["secondaryMetrics"][k], format!("secondaryMetrics.{k}")),
+    };
+    if m.is_null() {
+        return Err(format!("JMH's result has no {name}"));
+    }
+    let score = m["score"].as_f64().ok_or_else(|| format!("JMH's result has no {name}.score"))?;
     let iterations: Vec<Vec<f64>> = m["rawData"]
         .as_array()
-        .ok_or("JMH's result has no primaryMetric.rawData")?
+        .ok_or_else(|| format!("JMH's result has no {name}.rawData"))?
         .iter()
         .map(|fork| fork.as_array().into_iter().flatten().filter_map(Value::as_f64).collect())
         .collect();
@@ -98,8 +113,13 @@ pub fn command(spec: &JmhSpec, result: &std::path::Path) -> Command {
         .args(["-w", &format!("{}s", spec.iteration_s)])
         .args(["-r", &format!("{}s", spec.iteration_s)])
         .args(["-rf", "json"])
+        // A benchmark that throws (a referee's failed check) fails the run, not just its row.
+        .args(["-foe", "true"])
         .arg("-rff")
         .arg(result);
+    if let Some(tg) = &spec.thread_groups {
+        cmd.args(["-tg", tg]);
+    }
     if !spec.jvm_flags.is_empty() {
         cmd.arg("-jvmArgsAppend").arg(spec.jvm_flags.join(" "));
     }
@@ -148,13 +168,17 @@ pub fn run(spec: &JmhSpec, ctx: &mut Ctx) -> Result<JmhScore, String> {
     let json = std::fs::read_to_string(&result);
     let _ = std::fs::remove_file(&result);
     if !status.success() {
+        // JMH takes one lock per machine: a second JMH at once is refused, and must say so.
+        if let Some(l) = tail.iter().find(|l| l.contains("Unable to acquire the JMH lock")) {
+            return Err(format!("another JMH is running on this machine: {}", l.trim()));
+        }
         return Err(format!(
             "JMH exited with {status}: {}",
             tail.iter().rev().find(|l| !l.trim().is_empty()).map_or("", |l| l.trim())
         ));
     }
     let json = json.map_err(|e| format!("JMH wrote no result ({}): {e}", result.display()))?;
-    parse(&json)
+    parse(&json, spec.metric.as_deref())
 }
 
 /// JMH's score and error over `iterations` pooled (JMH pools the iterations of its forks
@@ -191,12 +215,27 @@ mod tests {
 
     #[test]
     fn jmhs_json_result_is_read_back() {
-        let s = parse(RESULT).unwrap();
+        let s = parse(RESULT, None).unwrap();
         assert_eq!(s.score, 95.67);
         assert_eq!(s.error, None, "JMH's NaN error (one fork, two iterations) is no error");
         assert_eq!(s.unit, "ns/op");
         assert_eq!(s.iterations, vec![vec![159.12, 32.22]]);
-        assert!(parse("[]").unwrap_err().contains("no benchmark"));
+        assert!(parse("[]", None).unwrap_err().contains("no benchmark"));
+        let err = parse(RESULT, Some("take")).unwrap_err();
+        assert!(err.contains("no secondaryMetrics.take"), "{err}");
+    }
+
+    /// A group's method is read from its secondary metric, not the group's sum.
+    #[test]
+    fn a_groups_method_is_read_back_by_name() {
+        let json = r#"[{"jvm":"java","vmVersion":"17","primaryMetric":{"score":14.5,
+            "scoreError":0.5,"scoreUnit":"ops/us","rawData":[[14.0,15.0]]},
+            "secondaryMetrics":{"put":{"score":7.6,"scoreError":0.1,"scoreUnit":"ops/us",
+            "rawData":[[7.5,7.7]]},"take":{"score":6.9,"scoreError":0.2,"scoreUnit":"ops/us",
+            "rawData":[[6.8,7.0]]}}}]"#;
+        let s = parse(json, Some("take")).unwrap();
+        assert_eq!((s.score, s.iterations.clone()), (6.9, vec![vec![6.8, 7.0]]));
+        assert_eq!(parse(json, None).unwrap().score, 14.5);
     }
 
     #[test]
@@ -222,6 +261,8 @@ mod tests {
             jvm_flags: vec!["-XX:+UseSerialGC".into(), "-Xmx1g".into()],
             class_path: "cp".into(),
             java: "/usr/bin/java".into(),
+            thread_groups: Some("4,1".into()),
+            metric: None,
         };
         let cmd = command(&spec, std::path::Path::new("/tmp/r.json"));
         let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into()).collect();
@@ -229,5 +270,7 @@ mod tests {
         assert!(args.windows(2).any(|w| w == ["-jvm", "/usr/bin/java"]), "{args:?}");
         assert!(args.windows(2).any(|w| w == ["-p", "size=1024"]), "{args:?}");
         assert!(args.windows(2).any(|w| w == ["-jvmArgsAppend", "-XX:+UseSerialGC -Xmx1g"]));
+        assert!(args.windows(2).any(|w| w == ["-tg", "4,1"]), "{args:?}");
+        assert!(args.windows(2).any(|w| w == ["-foe", "true"]), "{args:?}");
     }
 }

@@ -8,12 +8,14 @@
 //! row where the two differ by more than 10% either way: then the lab's child does not
 //! measure what JMH measures, and its JVM figures are not to be trusted until it does.
 
+mod bus;
 mod jmh;
 
 use super::alloc::{netty, AllocOutcome, Cell as AllocCell, Mode};
 use crate::experiment::{
     size, Defaults, Experiment, Finished, Measured, Outcome, Plan, Shared, TraceMode,
 };
+use crate::measure::harness::CellSpec;
 use crate::measure::rx::{self, Jdk, Lib, LibSettings};
 use crate::protocol::Ctx;
 use crate::results::{Results, Table};
@@ -53,10 +55,16 @@ pub enum Workload {
     NettyPooledDirect,
     /// Netty's UnpooledByteBufAllocator, directBuffer then release, ops/ms.
     NettyUnpooledDirect,
+    /// Seed 001's bus on `LinkedBlockingQueue` in its plain loop (jvm-lbq's own loop), M
+    /// msgs/s, per `--producers`; JMH's form is an asymmetric group (P `put`, one `take`).
+    BusLbq,
+    /// Seed 001's bus on the Disruptor 4 in its plain loop (jvm-disruptor's own loop), M
+    /// msgs/s, per `--producers`; JMH's form is P `publish` threads.
+    BusDisruptor,
 }
 
 impl Workload {
-    const ALL: [Workload; 10] = [
+    const ALL: [Workload; 12] = [
         Workload::ReactorFluxRange,
         Workload::ReactorMonoJust,
         Workload::ReactorHandWritten,
@@ -67,6 +75,8 @@ impl Workload {
         Workload::NettyUnpooledHeap,
         Workload::NettyPooledDirect,
         Workload::NettyUnpooledDirect,
+        Workload::BusLbq,
+        Workload::BusDisruptor,
     ];
 
     fn name(self) -> &'static str {
@@ -81,6 +91,17 @@ impl Workload {
             Workload::NettyUnpooledHeap => "netty-unpooled-heap",
             Workload::NettyPooledDirect => "netty-pooled-direct",
             Workload::NettyUnpooledDirect => "netty-unpooled-direct",
+            Workload::BusLbq => "bus-lbq",
+            Workload::BusDisruptor => "bus-disruptor",
+        }
+    }
+
+    /// The disruptor-vs-lbq variant whose own loop the bus ones run.
+    fn bus(self) -> Option<&'static str> {
+        match self {
+            Workload::BusLbq => Some("jvm-lbq"),
+            Workload::BusDisruptor => Some("jvm-disruptor"),
+            _ => None,
         }
     }
 
@@ -112,6 +133,8 @@ impl Workload {
     fn unit(self) -> &'static str {
         if self.rx().is_some() {
             "ns/op"
+        } else if self.bus().is_some() {
+            "ops/us"
         } else {
             "ops/ms"
         }
@@ -125,8 +148,8 @@ impl Workload {
         }
     }
 
-    /// The JMH benchmark and its parameters.
-    fn jmh(self, size: u64) -> (String, Vec<(String, String)>) {
+    /// The JMH benchmark and its parameters (the bus ones: [`bus::jmh_form`]).
+    fn jmh(self, size: u64) -> Option<(String, Vec<(String, String)>)> {
         let seed = |m: &str, lib: &str| {
             let p = vec![("library".to_string(), lib.to_string())];
             (format!("lab.referee.Seed000Referee.{m}"), p)
@@ -136,7 +159,7 @@ impl Workload {
                 .map(|(k, v)| (k.to_string(), v.to_string()));
             ("lab.referee.NettyAllocReferee.allocAndFree".to_string(), p.to_vec())
         };
-        match self {
+        Some(match self {
             Workload::RxFlowableRange => seed("range", "rx"),
             Workload::RxSingleJust => seed("just", "rx"),
             Workload::RxHandWritten => seed("handWritten", "rx"),
@@ -147,7 +170,8 @@ impl Workload {
             Workload::NettyUnpooledHeap => netty("unpooled", "heap"),
             Workload::NettyPooledDirect => netty("pooled", "direct"),
             Workload::NettyUnpooledDirect => netty("unpooled", "direct"),
-        }
+            Workload::BusLbq | Workload::BusDisruptor => return None,
+        })
     }
 }
 
@@ -178,6 +202,13 @@ pub struct RefereeArgs {
     /// Seconds per JMH iteration, warm-up and measured (seed 004: 1).
     #[arg(long, value_parser = size, default_value = "1")]
     pub jmh_iteration_s: u64,
+    /// The bus workloads' producer threads, a comma list (one row pair each).
+    #[arg(long, value_delimiter = ',', value_parser = size, default_value = "1,4")]
+    pub producers: Vec<u64>,
+    /// The bus workloads' messages per lab run, over all producers (JMH's iterations are
+    /// timed instead).
+    #[arg(long, value_parser = size, default_value = "4Mi")]
+    pub messages: u64,
 }
 
 /// Which side of the referee a cell is.
@@ -201,6 +232,9 @@ pub struct Cell {
     pub rx: Option<LibSettings>,
     /// The netty row's cell (Netty workloads, lab side).
     pub netty: Option<AllocCell>,
+    /// The bus's own-loop cell (bus workloads, lab side).
+    #[serde(default)]
+    pub bus: Option<CellSpec>,
     /// What JMH runs (JMH side).
     pub jmh: Option<JmhSpec>,
     /// Warm-up runs (lab side).
@@ -249,10 +283,14 @@ pub struct RefereeDetail {
 #[derive(Debug)]
 pub struct JvmReferee;
 
-fn label(w: Workload, side: Side) -> String {
+fn label(w: Workload, producers: Option<u64>, side: Side) -> String {
+    let name = match producers {
+        Some(p) => format!("{} P={p}", w.name()),
+        None => w.name().to_string(),
+    };
     match side {
-        Side::Lab => w.name().to_string(),
-        Side::Jmh => format!("{}/jmh", w.name()),
+        Side::Lab => name,
+        Side::Jmh => format!("{name}/jmh"),
     }
 }
 
@@ -263,14 +301,17 @@ pub struct RefereeKey {
     pub workload: String,
     /// `lab` (the lab's JVM child) or `jmh` (the JMH benchmark).
     pub side: String,
+    /// Producer threads (the bus workloads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub producers: Option<u64>,
 }
 
 impl Experiment for JvmReferee {
     const NAME: &'static str = "jvm-referee";
     const ABOUT: &'static str =
         "JMH as the referee of the JVM rows: the lab's JVM children (seed 000's workloads on \
-         Reactor and RxJava, Netty's seed-004 allocators) and JMH benchmarks of the same code, in the \
-         same rounds; flags a row whose figures differ by more than 10% either way";
+         Reactor and RxJava, Netty's seed-004 allocators, seed 001's bus in its plain loops) and \
+         JMH benchmarks of the same code, in the same rounds; flags a row whose figures differ by more than 10% either way";
     const DEFAULTS: Defaults =
         Defaults { rounds: 3, runs: 10, warmup: 5, trace: &[TraceMode::Off], heap: None };
     type Args = RefereeArgs;
@@ -282,6 +323,8 @@ impl Experiment for JvmReferee {
     fn plan(a: &RefereeArgs, shared: &Shared) -> Result<Plan<Cell>, String> {
         crate::units::at_least_one(&[
             (a.ops, "--ops"),
+            (a.messages, "--messages"),
+            (a.producers.iter().copied().min().unwrap_or(0), "--producers"),
             (a.jmh_forks, "--jmh-forks"),
             (a.jmh_iterations, "--jmh-iterations"),
             (a.jmh_iteration_s, "--jmh-iteration-s"),
@@ -305,8 +348,7 @@ impl Experiment for JvmReferee {
             false => None,
         };
         let (warmup, runs) = (shared.warmup as usize, shared.runs as usize);
-        let mut cells = Vec::new();
-        let mut pairs = Vec::new();
+        let mut pairs = Pairs::default();
         for w in workloads {
             let lib = w.rx().and_then(|(lib, _)| settings(lib));
             let flags: Vec<String> = match &lib {
@@ -316,6 +358,21 @@ impl Experiment for JvmReferee {
             .split_whitespace()
             .map(str::to_string)
             .collect();
+            if let Some(variant) = w.bus() {
+                for &p in &a.producers {
+                    let bus = bus::lab_cell(variant, p as usize, a.messages, (warmup, runs))?;
+                    let flags = bus.jvm.as_ref().map_or("", |j| &j.flags).to_string();
+                    let f = bus::jmh_form(variant, p as usize)?;
+                    let spec = JmhSpec {
+                        thread_groups: Some(f.thread_groups),
+                        metric: f.metric,
+                        ..jmh_spec(a, (f.benchmark, f.params), &flags, &jmh_cp, "java")
+                    };
+                    let lab = Cell { bus: Some(bus), ..Cell::lab(w, (warmup, runs)) };
+                    pairs.push(lab, spec, Some(p));
+                }
+                continue;
+            }
             let netty_cell = w.netty().zip(netty_cp.as_ref()).map(|(mode, cp)| AllocCell {
                 mode,
                 size: a.size as usize,
@@ -328,46 +385,13 @@ impl Experiment for JvmReferee {
                     jit_warmup_ms: 1000,
                 }),
             });
-            let (benchmark, params) = w.jmh(a.size);
-            let spec = JmhSpec {
-                benchmark,
-                params,
-                forks: a.jmh_forks,
-                warmup_iterations: a.jmh_warmup_iterations,
-                iterations: a.jmh_iterations,
-                iteration_s: a.jmh_iteration_s,
-                jvm_flags: flags,
-                class_path: jmh_cp.clone(),
-                java: lib.as_ref().map_or("java".to_string(), |s| s.java.clone()),
-            };
-            let base = Cell {
-                workload: w,
-                side: Side::Lab,
-                rx: lib,
-                netty: netty_cell,
-                jmh: None,
-                warmup,
-                runs,
-            };
-            let jmh_cell =
-                Cell { side: Side::Jmh, rx: None, netty: None, jmh: Some(spec), ..base.clone() };
-            for (cell, side) in [(base, Side::Lab), (jmh_cell, Side::Jmh)] {
-                let key = RefereeKey {
-                    workload: w.name().into(),
-                    side: if side == Side::Lab { "lab" } else { "jmh" }.into(),
-                };
-                let mut p =
-                    crate::experiment::CellPlan::new(cell, label(w, side), w.name()).keyed(&key);
-                p.unit = w.unit();
-                p.higher_is_better = w.unit() == "ops/ms";
-                p.heap = false;
-                p.trace = false;
-                // A JVM and JMH's own threads: more than a core's worth at times.
-                p.threads = 2;
-                cells.push(p);
-            }
-            pairs.push((label(w, Side::Lab), label(w, Side::Jmh)));
+            let form = w.jmh(a.size).ok_or("a workload without a JMH form")?;
+            let java = lib.as_ref().map_or("java".to_string(), |s| s.java.clone());
+            let spec = jmh_spec(a, form, &flags.join(" "), &jmh_cp, &java);
+            let lab = Cell { rx: lib, netty: netty_cell, ..Cell::lab(w, (warmup, runs)) };
+            pairs.push(lab, spec, None);
         }
+        let Pairs { cells, pairs } = pairs;
         Ok(Plan {
             cells,
             baseline: None,
@@ -394,6 +418,14 @@ impl Experiment for JvmReferee {
             }
             let checks = values.iter().map(|v| check_finite(*v)).collect();
             return Ok(RefereeOutcome { values, checks, jmh: Some(score) });
+        }
+        if let Some(spec) = &cell.bus {
+            // `Bus --plain` fails its fork when a run's check fails, so every run it
+            // returns passed the check of every message (count, order, checksum).
+            let runs = crate::measure::jvm::run_plain(spec, ctx)?;
+            let values: Vec<f64> = runs.iter().map(|r| r.msgs_per_sec / 1e6).collect();
+            let checks = values.iter().map(|v| check_finite(*v)).collect();
+            return Ok(RefereeOutcome { values, checks, jmh: None });
         }
         if let (Some(rx), Some((_, name))) = (&cell.rx, cell.workload.rx()) {
             let (o, _) =
@@ -452,15 +484,106 @@ impl Experiment for JvmReferee {
              within rounds; a row is flagged where lab and JMH differ by more than {:.0}%.",
             AGREE_WITHIN * 100.0
         ));
+        if out.results.iter().any(|r| r.key_as::<RefereeKey>().producers.is_some()) {
+            out.method.push(
+                "The bus rows (bus-lbq, bus-disruptor, per P) set disruptor-vs-lbq's own loop \
+                 of jvm-lbq and jvm-disruptor (`Bus --plain`: N messages a run, timed from \
+                 the start gate to the last one taken) beside JMH's asymmetric group of the \
+                 same per-message work in JMH's own threads (P producers sending the lab's \
+                 message with its sequence and stamp; one consumer, or the Disruptor's own, \
+                 checking each), 1-second iterations, the same flags and CPUs; the figure is \
+                 messages taken per µs (JMH's `take` for the queue, `publish` for the ring)."
+                    .to_string(),
+            );
+        }
     }
 }
 
-/// `ok`, or why a JMH iteration's figure cannot be a measurement.
+impl Cell {
+    /// Workload `w`'s lab-side cell with no program yet.
+    fn lab(w: Workload, (warmup, runs): (usize, usize)) -> Cell {
+        Cell {
+            workload: w,
+            side: Side::Lab,
+            rx: None,
+            netty: None,
+            bus: None,
+            jmh: None,
+            warmup,
+            runs,
+        }
+    }
+}
+
+/// What JMH runs for `form` (benchmark, parameters) with the row's `flags` and `java`.
+fn jmh_spec(
+    a: &RefereeArgs,
+    (benchmark, params): (String, Vec<(String, String)>),
+    flags: &str,
+    class_path: &str,
+    java: &str,
+) -> JmhSpec {
+    JmhSpec {
+        benchmark,
+        params,
+        forks: a.jmh_forks,
+        warmup_iterations: a.jmh_warmup_iterations,
+        iterations: a.jmh_iterations,
+        iteration_s: a.jmh_iteration_s,
+        jvm_flags: flags.split_whitespace().map(str::to_string).collect(),
+        class_path: class_path.to_string(),
+        java: java.to_string(),
+        thread_groups: None,
+        metric: None,
+    }
+}
+
+/// The plan's cells, a lab row and its JMH row at a time, and their pairs.
+#[derive(Default)]
+struct Pairs {
+    cells: Vec<crate::experiment::CellPlan<Cell>>,
+    pairs: Vec<(String, String)>,
+}
+
+impl Pairs {
+    /// Adds `lab`'s row and the JMH row of `spec` beside it (`producers`: a bus workload's).
+    fn push(&mut self, lab: Cell, spec: JmhSpec, producers: Option<u64>) {
+        let w = lab.workload;
+        let jmh = Cell {
+            side: Side::Jmh,
+            rx: None,
+            netty: None,
+            bus: None,
+            jmh: Some(spec),
+            ..lab.clone()
+        };
+        for (cell, side) in [(lab, Side::Lab), (jmh, Side::Jmh)] {
+            let key = RefereeKey {
+                workload: w.name().into(),
+                side: if side == Side::Lab { "lab" } else { "jmh" }.into(),
+                producers,
+            };
+            let mut p = crate::experiment::CellPlan::new(cell, label(w, producers, side), w.name())
+                .keyed(&key);
+            p.unit = w.unit();
+            p.higher_is_better = w.unit() != "ns/op";
+            p.heap = false;
+            p.trace = false;
+            // A JVM and JMH's own threads: more than a core's worth at times; the bus's
+            // producers and consumer besides.
+            p.threads = 2.max(producers.unwrap_or(0) as usize + 1);
+            self.cells.push(p);
+        }
+        self.pairs.push((label(w, producers, Side::Lab), label(w, producers, Side::Jmh)));
+    }
+}
+
+/// `ok`, or why a figure (a JMH iteration's, a plain run's) cannot be a measurement.
 fn check_finite(v: f64) -> String {
     if v.is_finite() && v > 0.0 {
         "ok".into()
     } else {
-        format!("JMH iteration of {v}")
+        format!("a figure of {v}")
     }
 }
 
@@ -522,9 +645,9 @@ fn referee_table(out: &Results) -> (Table, Vec<String>) {
             Some((false, r)) => format!("FLAG: lab {:+.0}% from JMH", (r - 1.0) * 100.0),
             None => "no pair".into(),
         };
-        verdict
-            .push(format!("{}: lab {lab_fig} {} against JMH {jmh_fig}: {v}", d.workload, d.unit));
-        t.rows.push(vec![d.workload, d.unit, lab_fig, jmh_fig, text, v]);
+        let name = lab.label.clone();
+        verdict.push(format!("{name}: lab {lab_fig} {} against JMH {jmh_fig}: {v}", d.unit));
+        t.rows.push(vec![name, d.unit, lab_fig, jmh_fig, text, v]);
     }
     t.note = Some(format!(
         "lab ÷ JMH: the ratio of the two figures (time or rate) paired within rounds, median \
