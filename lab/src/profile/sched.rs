@@ -64,10 +64,58 @@ pub struct ThreadOffCpu {
     pub voluntary_cs: Option<u64>,
     /// Its involuntary context switches, the same way.
     pub involuntary_cs: Option<u64>,
+    /// How long its wake-ups took: from the kernel's wake-up record (`sched_waking`, else
+    /// `sched_wakeup`) to the switch that ran it again, over the intervals a wake-up ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_to_run: Option<WakeDelays>,
+}
+
+/// The time from a thread's wake-up to its running again, over a run's wake-ups, ns.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct WakeDelays {
+    /// Wake-ups counted.
+    pub count: u64,
+    /// Their median.
+    pub p50_ns: u64,
+    /// Their 99th percentile.
+    pub p99_ns: u64,
+    /// The longest.
+    pub max_ns: u64,
+}
+
+impl WakeDelays {
+    /// The summary of `delays` (`None` for none), nearest-rank percentiles.
+    pub fn of(delays: &mut [u64]) -> Option<WakeDelays> {
+        if delays.is_empty() {
+            return None;
+        }
+        delays.sort_unstable();
+        let at =
+            |q: f64| delays[((q * delays.len() as f64).ceil() as usize).clamp(1, delays.len()) - 1];
+        Some(WakeDelays {
+            count: delays.len() as u64,
+            p50_ns: at(0.50),
+            p99_ns: at(0.99),
+            max_ns: delays[delays.len() - 1],
+        })
+    }
 }
 
 /// The name the main thread's track has in the lab's traces (Rust names it `main`).
 const MAIN: &str = "main";
+
+/// The name the calling thread has in a recording's per-thread summary: [`MAIN`] for the
+/// process's main thread, else the kernel's `comm` (its name cut to 15 bytes).
+pub fn own_name() -> String {
+    // SAFETY: gettid has no preconditions and cannot fail.
+    let tid = unsafe { libc::gettid() };
+    if tid as u32 == std::process::id() {
+        return MAIN.to_string();
+    }
+    std::fs::read_to_string("/proc/thread-self/comm")
+        .map(|c| c.trim_end().to_string())
+        .unwrap_or_else(|_| format!("tid {tid}"))
+}
 /// The `instant!` kind of the clock markers.
 const CLOCK_SYNC: &str = "clock_sync";
 /// The recorder's own drain thread (`perf-sched-drain`, as `comm` holds it).
@@ -228,6 +276,7 @@ fn digest(
     let tids: BTreeSet<u32> = threads.iter().copied().collect();
     let name_of = |tid: u32| names.get(&tid).cloned().unwrap_or_else(|| format!("tid {tid}"));
     let mut summary: BTreeMap<String, ThreadOffCpu> = BTreeMap::new();
+    let mut wakes: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut slices = Vec::new();
     for i in off_cpu_intervals(&rec.events, &tids) {
         // The part of the interval inside the window; one wholly outside counts nothing.
@@ -239,6 +288,12 @@ fn digest(
             *t.states.entry(i.state.clone()).or_default() += 1;
             if let Some(w) = i.woken_by {
                 *t.woken_by.entry(name_of(w)).or_default() += 1;
+            }
+            // A wake-up can be recorded a little before the switch-out it ends (the waker
+            // came while the thread was going to sleep): it runs again from the later.
+            if let Some(at) = i.woken_at_ns {
+                let from = at.max(i.start_ns);
+                wakes.entry(name_of(i.tid)).or_default().push(i.end_ns.saturating_sub(from));
             }
         }
         slices.push(Slice {
@@ -252,6 +307,7 @@ fn digest(
     }
     for (name, t) in summary.iter_mut() {
         t.off_cpu_share = t.off_cpu_ns as f64 / wall_ns as f64;
+        t.wake_to_run = wakes.get_mut(name).and_then(|d| WakeDelays::of(d));
         if let Some(u) = usage.iter().find(|u| &u.name == name) {
             t.voluntary_cs = Some(u.voluntary_cs);
             t.involuntary_cs = Some(u.involuntary_cs);
@@ -570,6 +626,16 @@ mod tests {
         assert_eq!(clear_of(100, 200, &[195, 400]), Some((100, 193)));
         assert_eq!(clear_of(100, 200, &[101, 199]), Some((103, 197)));
         assert_eq!(clear_of(100, 103, &[101]), None);
+    }
+
+    #[test]
+    fn wake_delays_are_nearest_rank_percentiles() {
+        use super::WakeDelays;
+        let mut d: Vec<u64> = (1..=200).rev().collect();
+        let w = WakeDelays::of(&mut d).unwrap();
+        assert_eq!((w.count, w.p50_ns, w.p99_ns, w.max_ns), (200, 100, 198, 200));
+        assert_eq!(WakeDelays::of(&mut [7]).map(|w| (w.p50_ns, w.p99_ns)), Some((7, 7)));
+        assert_eq!(WakeDelays::of(&mut []), None);
     }
 
     #[test]

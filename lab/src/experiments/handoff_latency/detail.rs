@@ -62,6 +62,10 @@ pub struct LatDetail {
     /// A JVM original's row: the JVM and libraries that ran it (its first fork's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jvm: Option<super::jvm::JvmFacts>,
+    /// A Rust fixed-rate row: its forks' runs recorded with the kernel's scheduler, merged
+    /// (`run::WakeRun::merge`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wake: Option<super::run::WakeRun>,
 }
 
 /// A row's typed detail (the default for a row that has none).

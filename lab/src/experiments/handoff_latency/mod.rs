@@ -125,6 +125,12 @@ pub struct HlArgs {
     /// sustained.
     #[arg(long, value_parser = size, default_value = "100")]
     pub p99_bound_us: u64,
+    /// One more fixed-rate run per fork, after the measured ones and never timed, with the
+    /// kernel's scheduler tracepoints recorded: how often the consumer slept and how long
+    /// each wake-up took to run it (`sched_waking` to the switch), for the Why section.
+    /// Needs root or perf_event_paranoid ≤ -1; where recording is refused the rows say why.
+    #[arg(long, value_enum, default_value = "on")]
+    pub wakeups: crate::experiment::Switch,
     /// The sweep's first rate, in messages per second; it doubles each step.
     #[arg(long, value_parser = size, default_value = "50K")]
     pub sweep_from: u64,
@@ -208,6 +214,10 @@ pub struct Cell {
     /// Test faults in the consumer (none from the command line).
     #[serde(default, skip_serializing_if = "Plant::is_none")]
     pub plant: Plant,
+    /// A fixed-rate cell of a Rust handoff: one more run per fork with the kernel's
+    /// scheduler recorded ([`run::wake_run`]).
+    #[serde(default)]
+    pub wakeups: bool,
 }
 
 /// A fixed-rate run's account.
@@ -284,6 +294,9 @@ pub struct LatOutcome {
     /// A JVM original's cell: the JVM and libraries that ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jvm: Option<jvm::JvmFacts>,
+    /// The run recorded with the kernel's scheduler (cells with [`Cell::wakeups`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake: Option<run::WakeRun>,
 }
 
 impl Outcome for LatOutcome {

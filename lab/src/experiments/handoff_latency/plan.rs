@@ -264,6 +264,10 @@ fn cell_plan(
         warmup: shared.warmup as usize,
         runs: shared.runs as usize,
         plant: Plant::default(),
+        // The Rust rows' fixed rate: the JVM's consumer is not this process's thread.
+        wakeups: a.wakeups == crate::experiment::Switch::On
+            && matches!(work, Work::FixedRate { .. })
+            && row.is_some_and(|r| !r.variant.starts_with("jvm-")),
     };
     let plain = if matches!(work, Work::PingPong { .. }) { FLOOR } else { HARNESS };
     let label = row.map_or(plain.to_string(), |r| r.label.clone());

@@ -1,13 +1,15 @@
 //! One cell in a child: its warm-up and measured runs of the workload, each checked, the
 //! measured runs' histograms merged and sent back encoded; and the judgement of a
-//! fixed-rate run (sustained or not).
+//! fixed-rate run (sustained or not); the run recorded with the kernel's scheduler.
 
 use super::cell::{self, PingPong, Pipeline, Rate, RateRun};
 use super::hdr::{self, Tail};
 use super::{Cell, LatOutcome, RateFacts, RunOut, Step, Work};
 use crate::measure::variants::{self, Settings};
+use crate::profile::sched::WakeDelays;
 use crate::protocol::Ctx;
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The variant's settings: the ring, disruptor-rs and the channel peers bounded at the
@@ -190,14 +192,90 @@ pub fn rated_one(run: RateRun, rate: f64, bound: u64, pipeline: bool) -> One {
     }
 }
 
-/// A Rust cell: warm-ups, then measured runs; the measured histograms merged.
+/// A Rust cell: warm-ups, then measured runs; the measured histograms merged; then, for a
+/// cell with [`Cell::wakeups`], the run recorded with the kernel's scheduler.
 pub fn run_cell(c: &Cell, ctx: &mut Ctx) -> Result<LatOutcome, String> {
     let mut out = Collect::default();
     for i in 0..c.warmup + c.runs {
         out.push(i, i < c.warmup, one_run(c))?;
         ctx.heartbeat();
     }
-    out.finish()
+    let mut out = out.finish()?;
+    if c.wakeups {
+        out.wake = Some(wake_run(c));
+        ctx.heartbeat();
+    }
+    Ok(out)
+}
+
+/// The consumer's sleeps and wake-ups in one run of a fixed-rate cell, recorded from the
+/// kernel's scheduler tracepoints. The run is one more after the measured ones, never
+/// timed, so the recording costs the figures nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WakeRun {
+    /// Messages the recorded run's consumer took.
+    pub taken: u64,
+    /// The recorded run's p99 from the due time, ns.
+    pub p99_ns: u64,
+    /// The consumer's off-CPU intervals in the run (sleeps and preemptions).
+    pub off_cpu: u64,
+    /// How long its wake-ups took, from the kernel's wake-up record to running again
+    /// (`None`: it never slept, or nothing was recorded).
+    pub wake_to_run: Option<WakeDelays>,
+    /// Why nothing was recorded, or what may make the record incomplete.
+    pub note: Option<String>,
+}
+
+/// Runs `c` once more with the kernel's scheduler recorded around it.
+pub fn wake_run(c: &Cell) -> WakeRun {
+    let session = crate::profile::sched::Session::start();
+    let run = one_run(c);
+    let recorded = session.finish(&[]);
+    // The consumer is the calling thread ([`cell::Rate`]'s run): a fork's main thread.
+    let consumer_name = crate::profile::sched::own_name();
+    match (run, recorded) {
+        (Err(e), _) => {
+            WakeRun { note: Some(format!("the recorded run failed: {e}")), ..WakeRun::default() }
+        }
+        (_, Err(why)) => WakeRun { note: Some(why), ..WakeRun::default() },
+        (Ok(o), Ok((threads, caveats))) => {
+            let consumer = threads.get(&consumer_name);
+            WakeRun {
+                taken: o.corrected.len(),
+                p99_ns: o.corrected.value_at_quantile(0.99),
+                off_cpu: consumer.map_or(0, |t| t.off_cpu_slices),
+                wake_to_run: consumer.and_then(|t| t.wake_to_run.clone()),
+                note: (!caveats.is_empty()).then(|| caveats.join("; ")),
+            }
+        }
+    }
+}
+
+impl WakeRun {
+    /// The forks' records as one: counts summed, the median fork's p50 and p99 (each
+    /// taken apart), the longest wake-up; the first note. `None` for none.
+    pub fn merge(forks: &[&WakeRun]) -> Option<WakeRun> {
+        let first = forks.first()?;
+        let delays: Vec<&WakeDelays> =
+            forks.iter().filter_map(|w| w.wake_to_run.as_ref()).collect();
+        let median = |f: fn(&WakeDelays) -> u64| {
+            crate::stats::median(&delays.iter().map(|d| f(d) as f64).collect::<Vec<_>>())
+                .map_or(0, |m| m as u64)
+        };
+        let p99s: Vec<f64> = forks.iter().map(|w| w.p99_ns as f64).collect();
+        Some(WakeRun {
+            taken: forks.iter().map(|w| w.taken).sum(),
+            p99_ns: crate::stats::median(&p99s).map_or(0, |m| m as u64),
+            off_cpu: forks.iter().map(|w| w.off_cpu).sum(),
+            wake_to_run: (!delays.is_empty()).then(|| WakeDelays {
+                count: delays.iter().map(|d| d.count).sum(),
+                p50_ns: median(|d| d.p50_ns),
+                p99_ns: median(|d| d.p99_ns),
+                max_ns: delays.iter().map(|d| d.max_ns).max().unwrap_or(0),
+            }),
+            note: forks.iter().find_map(|w| w.note.clone()).or_else(|| first.note.clone()),
+        })
+    }
 }
 
 /// A cell's runs as they come, the measured ones' histograms merged.

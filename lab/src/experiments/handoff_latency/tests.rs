@@ -190,6 +190,7 @@ fn jvm_cell(
         warmup: 0,
         runs: 1,
         plant,
+        wakeups: false,
     };
     let mut ctx = crate::protocol::Ctx::new(crate::protocol::Pass::Timed);
     super::jvm::run_cell(&cell, &mut ctx).expect("the JVM ran the cell")
@@ -338,4 +339,87 @@ fn a_harness_late_by_itself_says_the_p99_reads_the_machine() {
     // Below half a percent the harness is not the tail: no sentence.
     let r = fixture::results("handoff-latency", rows(400), vec![]);
     assert!(super::why::section(&r, "locked").iter().all(|w| w.rule != "machine-tail"));
+}
+
+/// The run recorded with the kernel's scheduler finds a blocking consumer asleep between
+/// messages due 1 ms apart, and times each wake-up; needs the scheduler's tracepoints
+/// (root, as CI runs): without them it fails saying so, never skips.
+#[test]
+fn a_blocking_consumer_at_a_low_rate_sleeps_and_each_wake_up_is_timed() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let cell = Cell {
+        work: Work::FixedRate { rate: 1_000.0, producers: 1, duration_ms: 200 },
+        variant: Some("locked".into()),
+        wait: None,
+        ring_size: 1024,
+        p99_bound_ns: 100 * US,
+        warmup: 0,
+        runs: 1,
+        plant: Plant::default(),
+        wakeups: true,
+    };
+    let w = super::run::wake_run(&cell);
+    let d = w.wake_to_run.clone().unwrap_or_else(|| {
+        panic!("no wake-up recorded (the scheduler's tracepoints need root): {w:?}")
+    });
+    assert_eq!(w.taken, 200, "{w:?}");
+    // Nearly every message finds the consumer asleep: it has 1 ms to wait for each.
+    assert!(d.count >= 150 && d.count <= w.off_cpu, "{w:?}");
+    assert!(d.p50_ns > 0 && d.p50_ns <= d.p99_ns && d.p99_ns <= d.max_ns, "{w:?}");
+    let merged = super::run::WakeRun::merge(&[&w, &w]).unwrap();
+    let m = merged.wake_to_run.unwrap();
+    assert_eq!((merged.taken, m.count, m.p50_ns, m.max_ns), (400, 2 * d.count, d.p50_ns, d.max_ns));
+}
+
+#[test]
+fn the_kernel_wake_rule_says_who_slept_and_what_a_wake_up_took() {
+    use super::run::WakeRun;
+    use crate::profile::sched::WakeDelays;
+    use crate::results::fixture;
+    let row = |label: &str, wake: WakeRun| {
+        let d = super::detail::LatDetail {
+            workload: "fixed-rate".into(),
+            tail: Some(Tail { p99: wake.p99_ns, ..Tail::default() }),
+            rate: Some(RateFacts { offered: 1e6, planned: 100_000, ..RateFacts::default() }),
+            wake: Some(wake),
+            ..Default::default()
+        };
+        fixture::row(label, "1M msgs/s P=1", 1.0, None, serde_json::to_value(d).unwrap())
+    };
+    let slept = |count: u64, p50: u64| WakeRun {
+        taken: 100_000,
+        p99_ns: 60_000,
+        off_cpu: count + 3,
+        wake_to_run: Some(WakeDelays { count, p50_ns: p50, p99_ns: 3 * p50, max_ns: 9 * p50 }),
+        note: None,
+    };
+    let spun = WakeRun { taken: 100_000, p99_ns: 300, ..WakeRun::default() };
+    let r = fixture::results(
+        "handoff-latency",
+        vec![
+            row("locked", slept(4_000, 5_000)),
+            row("ring[busy-spin]", spun),
+            row("ring[blocking]", slept(50, 4_000)),
+        ],
+        vec![],
+    );
+    let why = super::why::section(&r, "locked");
+    let w = why.iter().find(|w| w.rule == "kernel-wake").expect("the rule speaks");
+    let t = &w.text;
+    assert!(t.contains("locked's consumer slept 4000 times for 100000 messages"), "{t}");
+    assert!(t.contains("p50 5.00 µs") && t.contains("more than 1% of its messages"), "{t}");
+    assert!(t.contains("ring[busy-spin]'s consumer never slept"), "{t}");
+    assert!(t.contains("ring[blocking]") && t.contains("under 1% of its messages"), "{t}");
+    assert_eq!(w.figures[0].value, 5_000.0);
+    // Where the kernel refused, the rows say why.
+    let refused =
+        WakeRun { note: Some("off-CPU slices unavailable: EACCES".into()), ..WakeRun::default() };
+    let r = fixture::results("handoff-latency", vec![row("locked", refused)], vec![]);
+    let why = super::why::section(&r, "locked");
+    let w = why.iter().find(|w| w.rule == "kernel-wake").expect("the rule says why not");
+    assert!(
+        w.text.contains("locked: not recorded (off-CPU slices unavailable: EACCES)"),
+        "{}",
+        w.text
+    );
 }

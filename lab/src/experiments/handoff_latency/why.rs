@@ -13,6 +13,10 @@
 //! * `loaded-machine`: the forks met a load average above the CPU count: a producer or
 //!   consumer waits behind other work for a scheduler slice (milliseconds), and the late
 //!   count says the producer itself was held.
+//! * `kernel-wake`: one more run per fork of each Rust fixed-rate cell, never timed, with
+//!   the kernel's scheduler recorded: how often the consumer slept and how long each
+//!   wake-up took from `sched_waking` to running. Where the sleeps pass 1% of the messages,
+//!   the p99 carries a wake-up.
 //! * `machine-tail`: the harness alone (the schedule with no handoff) sent half a percent
 //!   or more of its messages late: that share of every row's messages is late before any
 //!   handoff, so the p99 (the slowest 1%) reads whether the machine stalled during a run,
@@ -267,6 +271,74 @@ fn machine_tail(r: &Results, group: &str) -> Option<Why> {
     })
 }
 
+/// Share of a run's messages above which the consumer's sleeps reach the p99: then more
+/// than 1% of the messages can have found it asleep.
+const SLEEPS_IN_P99: f64 = 0.01;
+
+fn kernel_wake(r: &Results, group: &str) -> Option<Why> {
+    let rows: Vec<(&Row, super::run::WakeRun)> = r
+        .results
+        .iter()
+        .filter(|x| x.group == group && x.status == Status::Ok)
+        .filter_map(|x| detail(x).wake.map(|w| (x, w)))
+        .collect();
+    let first = rows.first()?;
+    let us = |ns: u64| fmt_num(ns as f64 / 1e3);
+    let mut said = Vec::new();
+    let mut figures = Vec::new();
+    for (x, w) in &rows {
+        let Some(d) = &w.wake_to_run else {
+            said.push(match &w.note {
+                Some(n) if w.taken == 0 => format!("{}: not recorded ({n})", x.label),
+                _ => format!("{}'s consumer never slept ({} messages)", x.label, w.taken),
+            });
+            continue;
+        };
+        let share = d.count as f64 / w.taken.max(1) as f64;
+        let reach = if share > SLEEPS_IN_P99 {
+            format!(
+                "more than 1% of its messages could find it asleep, so its p99 ({} µs in \
+                     that run) carries a wake-up",
+                us(w.p99_ns)
+            )
+        } else {
+            format!(
+                "under 1% of its messages could find it asleep (p99 {} µs in that run)",
+                us(w.p99_ns)
+            )
+        };
+        said.push(format!(
+            "{}'s consumer slept {} times for {} messages, and a wake-up took p50 {} µs, p99 {} \
+             µs, max {} µs to run it: {reach}",
+            x.label,
+            d.count,
+            w.taken,
+            us(d.p50_ns),
+            us(d.p99_ns),
+            us(d.max_ns)
+        ));
+        figures.push(figure(r, x, "wake.wake_to_run.p50_ns", d.p50_ns as f64));
+        figures.push(figure(r, x, "wake.wake_to_run.count", d.count as f64));
+    }
+    Some(Why {
+        group: group.into(),
+        variant: "every Rust row".into(),
+        baseline: "–".into(),
+        rule: "kernel-wake".into(),
+        text: format!(
+            "One more run per fork, never timed, recorded the kernel's scheduler: from its \
+             wake-up record (sched_waking) to the switch that ran the consumer again is what a \
+             message pays when it finds a blocking consumer asleep. {}.",
+            said.join("; ")
+        ),
+        figures: if figures.is_empty() {
+            vec![figure(r, first.0, "wake.taken", first.1.taken as f64)]
+        } else {
+            figures
+        },
+    })
+}
+
 /// The Why sentences for the fixed-rate and pipeline groups, against `base`.
 pub fn section(r: &Results, base: &str) -> Vec<Why> {
     let fastest = r
@@ -295,6 +367,7 @@ pub fn section(r: &Results, base: &str) -> Vec<Why> {
     for g in groups {
         out.extend(loaded(r, g, r.environment.cores));
         out.extend(machine_tail(r, g));
+        out.extend(kernel_wake(r, g));
     }
     out
 }
