@@ -85,6 +85,17 @@ impl Clock {
         }
     }
 
+    /// A TSC reading when this clock is the TSC, else `None` (read [`Clock::raw`] then):
+    /// lets a record function keep its TSC path free of calls.
+    #[inline(always)]
+    pub(crate) fn tsc_reading(&self) -> Option<u64> {
+        match self {
+            Clock::Instant(_) => None,
+            #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+            Clock::Tsc { .. } => Some(rdtsc()),
+        }
+    }
+
     /// A [`Clock::raw`] reading as nanoseconds since the clock was made.
     #[inline]
     pub(crate) fn ns(&self, raw: u64) -> u64 {

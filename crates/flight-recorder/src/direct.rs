@@ -48,42 +48,20 @@ pub(crate) struct DirectSink {
     shared: Arc<Shared>,
     /// A copy of the recorder's clock, read without going through `shared`.
     clock: Clock,
+    /// Whether [`crate::Config::min_span_ns`] is set (spans then take the slow path).
+    thresholded: bool,
 }
 
 impl DirectSink {
     pub(crate) fn new(shared: Arc<Shared>) -> DirectSink {
         let clock = shared.clock;
-        DirectSink { shared, clock }
+        let thresholded = shared.config.min_span_ns != 0;
+        DirectSink { shared, clock, thresholded }
     }
 
-    /// This thread's ring for this recorder, or null when the recorder has none for it
-    /// (`max_threads` alive): the cached one, else [`DirectSink::bind`]'s. A non-null
-    /// result is in RING, so RING's invariant holds for it.
-    #[inline(always)]
-    fn ring(&self) -> *const ThreadRing {
-        let (shared, ring) = RING.get();
-        if ptr::eq(shared, Arc::as_ptr(&self.shared)) && !ring.is_null() {
-            ring
-        } else {
-            self.bind()
-        }
-    }
-
-    /// This thread's first direct record for this recorder (or one after another
-    /// recorder's): find or register the thread's ring through its `Local` and cache it.
-    #[cold]
-    #[inline(never)]
-    fn bind(&self) -> *const ThreadRing {
-        let mut found = ptr::null();
-        with_local(&self.shared, |local, _| {
-            if let Some(ring) = &local.ring {
-                found = Arc::as_ptr(ring);
-                RING.set((Arc::as_ptr(&self.shared), found));
-            }
-        });
-        found
-    }
-
+    /// Pushes a record into this thread's ring for this recorder: the cached one, else
+    /// through [`DirectSink::push_slow`]. The slow paths here are cold calls in tail
+    /// position, so that the hot path saves no registers and makes no call.
     #[inline(always)]
     fn push(
         &self,
@@ -94,14 +72,11 @@ impl DirectSink {
         text: &'static str,
         shape: Shape,
     ) {
-        let ring = self.ring();
-        if ring.is_null() {
-            // No ring for this thread, or its `Local` is gone (thread exiting): as the
-            // `tracing` path does, count the record as dropped.
-            self.shared.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
+        let (shared, ring) = RING.get();
+        if !ptr::eq(shared, Arc::as_ptr(&self.shared)) || ring.is_null() {
+            return self.push_slow(start, end, site, num, text, shape);
         }
-        // SAFETY: `ring` is in RING (see `ring`), so it points at a live ThreadRing (RING's
+        // SAFETY: a non-null ring address in RING points at a live ThreadRing (RING's
         // invariant), and it is this recorder's: the recorder address beside it is this
         // recorder's allocation, which cannot have been freed and reused by another
         // recorder while the `Local` that set both holds a `Weak` to it. The ring was
@@ -109,6 +84,58 @@ impl DirectSink {
         // writer, as `Ring::push` requires.
         let ring = unsafe { &*ring };
         ring.ring.push(&encode_site(start, end, site, num, text, shape));
+    }
+
+    /// This thread's first direct record for this recorder (or one after another
+    /// recorder's): find or register the thread's ring through its `Local`, cache it in
+    /// RING, push. A thread with no ring (`max_threads` alive) or no `Local` any more
+    /// (thread exiting) counts the record as dropped, as the `tracing` path does.
+    #[cold]
+    #[inline(never)]
+    fn push_slow(
+        &self,
+        start: u64,
+        end: u64,
+        site: &'static Site,
+        num: u64,
+        text: &'static str,
+        shape: Shape,
+    ) {
+        with_local(&self.shared, |local, shared| match &local.ring {
+            Some(ring) => {
+                RING.set((Arc::as_ptr(&self.shared), Arc::as_ptr(ring)));
+                ring.ring.push(&encode_site(start, end, site, num, text, shape));
+            }
+            None => {
+                shared.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// A span's end when the clock is not the TSC, or a threshold is set.
+    #[cold]
+    #[inline(never)]
+    fn span_slow(
+        &self,
+        site: &'static Site,
+        start: u64,
+        num: u64,
+        text: &'static str,
+        shape: Shape,
+    ) {
+        let end = self.clock.raw();
+        if self.shared.shorter_than_min(start, end) {
+            return;
+        }
+        self.push(start, end, site, num, text, shape);
+    }
+
+    /// An event when the clock is not the TSC.
+    #[cold]
+    #[inline(never)]
+    fn event_slow(&self, site: &'static Site, num: u64, text: &'static str, shape: Shape) {
+        let now = self.clock.raw();
+        self.push(now, now, site, num, text, shape);
     }
 }
 
@@ -120,16 +147,17 @@ impl Sink for DirectSink {
 
     #[inline]
     fn event(&self, site: &'static Site, num: u64, text: &'static str, shape: Shape) {
-        let now = self.clock.raw();
+        let Some(now) = self.clock.tsc_reading() else {
+            return self.event_slow(site, num, text, shape);
+        };
         self.push(now, now, site, num, text, shape);
     }
 
     #[inline]
     fn span(&self, site: &'static Site, start: u64, num: u64, text: &'static str, shape: Shape) {
-        let end = self.clock.raw();
-        if self.shared.shorter_than_min(start, end) {
-            return;
-        }
+        let (Some(end), false) = (self.clock.tsc_reading(), self.thresholded) else {
+            return self.span_slow(site, start, num, text, shape);
+        };
         self.push(start, end, site, num, text, shape);
     }
 }
