@@ -4,8 +4,8 @@
 //!
 //! A record is a raw clock reading (two for a span: the guard took the first), the call
 //! site's `&'static Site` address, one number and a `&'static str` address and length,
-//! pushed as [`SITE_WORDS`] words into the calling thread's own ring: no dispatch, no field
-//! visitor, no text copied, no lock, no allocation. Names and text are read through the
+//! pushed as `record::SITE_WORDS` words into the calling thread's own ring: no dispatch,
+//! no field visitor, no text copied, no lock, no allocation. Names and text are read through the
 //! addresses when a dump decodes the record (`record.rs`), and the raw readings are turned
 //! into nanoseconds there too.
 //!

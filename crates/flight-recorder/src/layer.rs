@@ -74,7 +74,8 @@ thread_local! {
 }
 
 /// The flight recorder's `Layer`. Compose it with a `tracing_subscriber::Registry`
-/// (see [`crate::layer`]); [`crate::install_flight`] does that and installs it globally.
+/// (see [`crate::layer()`]); [`crate::install_flight`] installs the same recording as the
+/// standalone [`FlightSubscriber`] instead, with the direct path beside it.
 pub struct FlightLayer {
     pub(crate) shared: Arc<Shared>,
 }

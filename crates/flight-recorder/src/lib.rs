@@ -1,7 +1,7 @@
 //! The lab's recorders: a flight recorder (always-on, bounded, dumped when asked) and a full
 //! streaming capture, both written as Chrome Trace Event JSON for Perfetto.
 //!
-//! # Flight recorder ([`install_flight`], [`subscriber`], [`layer`])
+//! # Flight recorder ([`install_flight`], [`subscriber`], [`layer()`])
 //! Modelled on Java Flight Recorder with `disk=false`: thread-local buffers, a circular
 //! store that drops the oldest events rather than block, loss recorded, dump on demand, on
 //! exit, on panic and on a trigger; thresholds ([`Config::min_span_ns`]) like JFR's.
@@ -26,7 +26,7 @@
 //!     spans, a recorder not installed as the sink): [`FlightSubscriber`], a whole
 //!     subscriber with no `tracing_subscriber` registry (span ids from a per-thread block;
 //!     a span's fields wait in the creating thread's table), because the registry's
-//!     bookkeeping was most of a span's cost, or [`layer`]'s [`FlightLayer`] to compose with
+//!     bookkeeping was most of a span's cost, or [`layer()`]'s [`FlightLayer`] to compose with
 //!     a registry and other layers. Field values are copied into the record (one number,
 //!     48 bytes of text), never allocated.
 //!

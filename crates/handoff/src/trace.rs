@@ -7,16 +7,16 @@
 //! | counter | event, target [`COUNTER_TARGET`], fields `counter` (name) and `value` (number) | a `C` track named by `counter` |
 //! | wait | span named [`WAIT_SPAN`], field `reason` = [`WAIT_FULL`] or [`WAIT_EMPTY`] | a slice while a thread blocks or spins for capacity or data |
 //! | consumer batch | span named [`BATCH_SPAN`], field `size` | a slice per batch: batch sizes become visible |
-//! | sampled publish / consume | spans named [`PUBLISH_SPAN`] / [`CONSUME_SPAN`] with field [`FLOW_FIELD`] (u64), [`publish_span!`] / [`consume_span!`] | slices linked by a flow arrow `s` → `f` |
+//! | sampled publish / consume | spans named [`PUBLISH_SPAN`] / [`CONSUME_SPAN`] with field [`FLOW_FIELD`] (u64), [`publish_span!`](crate::publish_span) / [`consume_span!`](crate::consume_span) | slices linked by a flow arrow `s` → `f` |
 //! | overflow, drop, … | event, target [`INSTANT_TARGET`], field `kind` | an instant `i` |
 //!
 //! Everything is at `TRACE` level: with no subscriber (or a disabled level) and no
 //! [`Sink`], each call site costs one load (the sink check) and one cached-interest check.
 //! Variants emit counters and waits at batch or wait boundaries, never once per message on
-//! a fast path. Per-batch records ([`batch_span!`],
-//! [`batch_counter!`]) can be sampled: each call site keeps one call in [`batch_every`] per
+//! a fast path. Per-batch records ([`batch_span!`](crate::batch_span),
+//! [`batch_counter!`](crate::batch_counter)) can be sampled: each call site keeps one call in [`batch_every`] per
 //! thread (default 1: all; the lab's flight mode sets 16, its full capture keeps all);
-//! other counters ([`counter!`]), waits and instants are always kept.
+//! other counters ([`counter!`](crate::counter)), waits and instants are always kept.
 //!
 //! # Two ways out: the direct path and `tracing`
 //! A recorder may register itself as the process's [`Sink`] ([`set_sink`], once per
@@ -33,7 +33,7 @@
 //! every macro goes through `tracing` exactly as written in its fallback branch, the
 //! sink check costing one load. Once a sink is set it takes every macro call in the
 //! process, whatever `tracing` dispatcher is current (a scoped one included); other
-//! `tracing` events and spans still go to the dispatcher. [`instant!`] takes the direct
+//! `tracing` events and spans still go to the dispatcher. [`instant!`](crate::instant) takes the direct
 //! path when its fields are all `name = value` with a [`FieldValue`] (numbers, bools,
 //! strings); any other form (`?x`, `%x`, dotted names) goes through `tracing` always.
 
@@ -108,7 +108,7 @@ pub fn set_batch_every(k: u32) {
 }
 
 /// Emits a counter sample: `counter!("queue_depth", n)`. Every call is kept; a counter
-/// sampled once per consumer batch uses [`batch_counter!`].
+/// sampled once per consumer batch uses [`batch_counter!`](crate::batch_counter).
 #[macro_export]
 macro_rules! counter {
     ($name:literal, $value:expr) => {{
@@ -130,7 +130,7 @@ macro_rules! counter {
 }
 
 /// Emits a counter sample taken once per consumer batch (`batch_counter!("queue_depth",
-/// n)`): as [`counter!`], but this call site keeps one call in [`batch_every`] per thread.
+/// n)`): as [`counter!`](crate::counter), but this call site keeps one call in [`batch_every`] per thread.
 #[macro_export]
 macro_rules! batch_counter {
     ($name:literal, $value:expr) => {{
@@ -242,7 +242,7 @@ macro_rules! publish_span {
 }
 
 /// Enters the consumer's span for a sampled message, the other end of its
-/// [`publish_span!`]: `let _c = consume_span!(flow);`.
+/// [`publish_span!`](crate::publish_span): `let _c = consume_span!(flow);`.
 #[macro_export]
 macro_rules! consume_span {
     ($flow:expr) => {
@@ -273,12 +273,12 @@ macro_rules! __flow_span {
 /// What a [`Site`] records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SiteKind {
-    /// A counter sample ([`counter!`], [`batch_counter!`]).
+    /// A counter sample ([`counter!`](crate::counter), [`batch_counter!`](crate::batch_counter)).
     Counter,
-    /// An instant ([`instant!`]).
+    /// An instant ([`instant!`](crate::instant)).
     Instant,
-    /// A span, recorded whole at its end ([`wait_span!`], [`batch_span!`],
-    /// [`publish_span!`], [`consume_span!`]).
+    /// A span, recorded whole at its end ([`wait_span!`](crate::wait_span), [`batch_span!`](crate::batch_span),
+    /// [`publish_span!`](crate::publish_span), [`consume_span!`](crate::consume_span)).
     Span,
 }
 
