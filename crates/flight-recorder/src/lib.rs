@@ -15,10 +15,11 @@
 //!   - the direct path, for the lab's trace macros (`handoff::trace`: `counter!`,
 //!     `batch_counter!`, `instant!`, `wait_span!`, `batch_span!`, `publish_span!`,
 //!     `consume_span!`). [`install_flight`] makes the recorder the process's
-//!     `handoff::trace::Sink`; each macro call site then hands it its `static` site
-//!     descriptor (kind, name, target, field names: `&'static str`s), one number and one
-//!     `&'static str`, with no `tracing` dispatch (see `direct.rs`). A record is a raw TSC
-//!     reading (two for a span, whose guard holds the start), the site's address, the
+//!     `handoff::trace::Sink`; each macro call site, in every thread and whatever
+//!     `tracing` dispatcher is current, then hands it its `static` site descriptor (kind,
+//!     name, target, field names: `&'static str`s), one number and one `&'static str`,
+//!     with no `tracing` dispatch (see `direct.rs`). A record is a raw clock reading (TSC
+//!     ticks; two for a span, whose guard holds the start), the site's address, the
 //!     number and the text's address and length, six words written into the thread's ring
 //!     found through a `const` thread-local: nothing formatted or copied as text, names and
 //!     text resolved through the addresses when a dump decodes the record;
@@ -26,9 +27,9 @@
 //!     spans, a recorder not installed as the sink): [`FlightSubscriber`], a whole
 //!     subscriber with no `tracing_subscriber` registry (span ids from a per-thread block;
 //!     a span's fields wait in the creating thread's table), because the registry's
-//!     bookkeeping was most of a span's cost, or [`layer()`]'s [`FlightLayer`] to compose with
-//!     a registry and other layers. Field values are copied into the record (one number,
-//!     48 bytes of text), never allocated.
+//!     bookkeeping was most of a span's cost, or [`layer()`]'s [`FlightLayer`] to compose
+//!     with a registry and other layers. Field values are copied into the record (one
+//!     number, 48 bytes of text), never allocated.
 //!
 //!   Both: no lock and no allocation after a thread's first record (checked with dhat in
 //!   `tests/alloc_free.rs`, for the layer, the standalone subscriber and the installed
@@ -42,9 +43,12 @@
 //!   holds a half span: overwriting drops whole spans only, and the dump writes `X` events.
 //! * Rings are seqlocks per slot with atomic words (see `ring.rs`): a dump may run while
 //!   threads record; a record overwritten mid-read is detected and skipped, never torn.
-//!   Model-checked with loom (`RUSTFLAGS="--cfg loom" cargo test -p flight-recorder --lib
-//!   --release loom`), stress-tested for torn records, also under Miri
-//!   (`cargo +nightly miri test -p flight-recorder --lib`).
+//!   The direct path's records are shorter than a slot and fill its first words only; a
+//!   record's flags say which kind it is, so the words it did not write are never read
+//!   as its own. Model-checked with loom, shorter records included (`RUSTFLAGS="--cfg
+//!   loom" cargo test -p flight-recorder --lib --release loom`), stress-tested for torn
+//!   records, also under Miri with both paths' decoding (`cargo +nightly miri test -p
+//!   flight-recorder --lib`).
 //! * Dump: `{"traceEvents":[…]}` with `process_name`/`thread_name` metadata, `X` slices,
 //!   `i` instants (`s:"t"`), `C` counters, and `s`/`f` flows (`bp:"e"`) joining a `publish`
 //!   span to the `consume` span with the same `flow` id when both are still recorded (a
