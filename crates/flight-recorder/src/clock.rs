@@ -1,4 +1,6 @@
-//! The recorder's timestamp source: nanoseconds since the recorder started.
+//! The recorder's timestamp source: raw readings on the record path ([`Clock::raw`]),
+//! turned into nanoseconds since the recorder started when a dump reads them
+//! ([`Clock::ns`]), so a record pays for the counter read alone.
 //!
 //! `Instant::now()` is a vDSO `clock_gettime`, several times the cost of reading the TSC
 //! on the lab's VM (figures: docs/design-figures.md); a span takes two reads. Where the kernel itself
@@ -11,6 +13,7 @@
 
 use std::time::{Duration, Instant};
 
+#[derive(Clone, Copy)]
 pub(crate) enum Clock {
     Instant(Instant),
     #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
@@ -22,11 +25,18 @@ pub(crate) enum Clock {
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
-#[inline]
+#[inline(always)]
 fn rdtsc() -> u64 {
     // SAFETY: RDTSC exists on every x86_64 CPU and only reads the time-stamp counter; it
     // touches no memory.
     unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// Nanoseconds since `epoch`: out of line, so that the TSC path inlined into a record
+/// function stays a few instructions (no call, no spills).
+#[inline(never)]
+fn elapsed_ns(epoch: &Instant) -> u64 {
+    epoch.elapsed().as_nanos() as u64
 }
 
 impl Clock {
@@ -64,18 +74,46 @@ impl Clock {
         Some(Clock::Tsc { tsc0: c0, ns_per_tick_q32 })
     }
 
-    /// Nanoseconds since the clock was made.
-    #[inline]
-    pub(crate) fn now_ns(&self) -> u64 {
+    /// A raw reading: TSC ticks, or nanoseconds since the clock was made (`Instant`).
+    /// Monotonic on a thread; [`Clock::ns`] turns it into nanoseconds.
+    #[inline(always)]
+    pub(crate) fn raw(&self) -> u64 {
         match self {
-            Clock::Instant(epoch) => epoch.elapsed().as_nanos() as u64,
+            Clock::Instant(epoch) => elapsed_ns(epoch),
+            #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+            Clock::Tsc { .. } => rdtsc(),
+        }
+    }
+
+    /// A TSC reading when this clock is the TSC, else `None` (read [`Clock::raw`] then):
+    /// lets a record function keep its TSC path free of calls.
+    #[inline(always)]
+    pub(crate) fn tsc_reading(&self) -> Option<u64> {
+        match self {
+            Clock::Instant(_) => None,
+            #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+            Clock::Tsc { .. } => Some(rdtsc()),
+        }
+    }
+
+    /// A [`Clock::raw`] reading as nanoseconds since the clock was made.
+    #[inline]
+    pub(crate) fn ns(&self, raw: u64) -> u64 {
+        match self {
+            Clock::Instant(_) => raw,
             #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
             Clock::Tsc { tsc0, ns_per_tick_q32 } => {
                 // Saturating: another core's counter may be a few ticks behind at the start.
-                let ticks = rdtsc().saturating_sub(*tsc0);
+                let ticks = raw.saturating_sub(*tsc0);
                 ((ticks as u128 * *ns_per_tick_q32 as u128) >> 32) as u64
             }
         }
+    }
+
+    /// Nanoseconds since the clock was made.
+    #[inline]
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.ns(self.raw())
     }
 
     /// `"tsc"` or `"clock_gettime"`: which source this clock reads.

@@ -45,7 +45,7 @@ fn json_str(w: &mut impl Write, s: &str) -> io::Result<()> {
 
 /// The record's number as JSON, or `None` if it has none (or a non-finite float).
 fn num_json(r: &Record) -> Option<String> {
-    r.fields.num_field(r.meta)?;
+    r.num_field()?;
     let n = r.fields.num;
     Some(match r.fields.num_kind {
         Num::U64 => n.to_string(),
@@ -68,13 +68,13 @@ fn write_args(w: &mut impl Write, r: &Record, skip_text: bool) -> io::Result<()>
         first = false;
         Ok(())
     };
-    if let (Some(key), false) = (r.fields.text_field(r.meta), skip_text) {
+    if let (Some(key), false) = (r.text_field(), skip_text) {
         sep(w)?;
         json_str(w, key)?;
         w.write_all(b":")?;
         json_str(w, r.fields.text())?;
     }
-    if let (Some(key), Some(v)) = (r.fields.num_field(r.meta), num_json(r)) {
+    if let (Some(key), Some(v)) = (r.num_field(), num_json(r)) {
         sep(w)?;
         json_str(w, key)?;
         write!(w, ":{v}")?;
@@ -122,7 +122,7 @@ fn pair_flows(win: &Window) -> HashMap<(u64, u64, bool), u64> {
 
 /// Is `r` a span of the lab's sampled flows (`publish`/`consume` with a `flow` id)?
 fn flow_of(r: &Record, name: &str) -> Option<u64> {
-    (r.kind == Kind::Span && r.meta.name() == name && r.fields.num_field(r.meta) == Some("flow"))
+    (r.kind == Kind::Span && r.name() == name && r.num_field() == Some("flow"))
         .then_some(r.fields.num)
 }
 
@@ -219,16 +219,16 @@ fn write_span(
         Us(r.start_ns),
         Us(r.end_ns - r.start_ns)
     )?;
-    json_str(w, r.meta.name())?;
+    json_str(w, r.name())?;
     w.write_all(b",\"cat\":")?;
-    json_str(w, r.meta.target())?;
+    json_str(w, r.target())?;
     write_args(w, r, false)?;
     w.write_all(b"}")?;
     stats.events += 1;
     // Flow ends go at the slice's start, right after it: Perfetto binds `s` to the deepest
     // slice open there, which a later child (a wait inside the publish) would otherwise be.
     let at = Us(r.start_ns);
-    let flow = flows.get(&(tid, r.start_ns, r.meta.name() == "publish"));
+    let flow = flows.get(&(tid, r.start_ns, r.name() == "publish"));
     if let (Some(id), Some(_)) = (flow, flow_of(r, "publish")) {
         write!(w, ",\n{{\"ph\":\"s\",\"pid\":{pid},\"tid\":{tid},\"ts\":{at},\"id\":{id},\"name\":\"flow\",\"cat\":\"flow\"}}")?;
         stats.events += 1;
@@ -248,7 +248,7 @@ fn write_instant(
     r: &Record,
     stats: &mut DumpStats,
 ) -> io::Result<()> {
-    let named_by_text = matches!(r.fields.text_field(r.meta), Some("kind" | "message"));
+    let named_by_text = matches!(r.text_field(), Some("kind" | "message"));
     write!(
         w,
         ",\n{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":",
@@ -257,10 +257,10 @@ fn write_instant(
     if named_by_text {
         json_str(w, r.fields.text())?;
     } else {
-        json_str(w, r.meta.name())?;
+        json_str(w, r.name())?;
     }
     w.write_all(b",\"cat\":")?;
-    json_str(w, r.meta.target())?;
+    json_str(w, r.target())?;
     write_args(w, r, named_by_text)?;
     w.write_all(b"}")?;
     stats.events += 1;
@@ -277,9 +277,9 @@ fn write_counter(
     stats: &mut DumpStats,
 ) -> io::Result<()> {
     let Some(v) = num_json(r) else { return Ok(()) };
-    let name = match r.fields.text_field(r.meta) {
+    let name = match r.text_field() {
         Some("counter") => r.fields.text(),
-        _ => r.meta.name(),
+        _ => r.name(),
     };
     write!(w, ",\n{{\"ph\":\"C\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"name\":", Us(r.start_ns))?;
     json_str(w, name)?;

@@ -5,7 +5,9 @@
 //! thread's ring (also held by the recorder's registry, so a dump reads it), a fixed stack
 //! of entered spans and a fixed table of the fields of spans created on this thread. All of
 //! it is allocated at the thread's first event; after that the path takes no lock and
-//! allocates nothing (tests/alloc_free.rs checks it with dhat).
+//! allocates nothing (tests/alloc_free.rs checks it with dhat). The direct path
+//! (`direct.rs`) writes into the same ring: it finds it through this `Local` once, then
+//! caches its address.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +19,7 @@ use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
 
-use crate::record::{Fields, Kind, Record};
+use crate::record::{Fields, Kind, Record, WORDS};
 use crate::{Shared, ThreadRing};
 
 /// Spans a thread may have entered at once and still be recorded (deeper ones are not).
@@ -31,7 +33,8 @@ pub(crate) const COUNTER_TARGET: &str = "lab::counter";
 #[derive(Clone, Copy)]
 struct Frame {
     id: u64,
-    start_ns: u64,
+    /// Raw clock reading at entry.
+    start: u64,
     meta: Option<&'static Metadata<'static>>,
     fields: Fields,
 }
@@ -43,13 +46,13 @@ struct Created {
     fields: Fields,
 }
 
-struct Local {
+pub(crate) struct Local {
     recorder: u64,
     /// To give the ring back when the thread exits.
     shared: std::sync::Weak<Shared>,
     /// `None` once the recorder had no room for another thread: this thread's events are
     /// counted as dropped.
-    ring: Option<Arc<ThreadRing>>,
+    pub(crate) ring: Option<Arc<ThreadRing>>,
     stack: Box<[Frame]>,
     depth: usize,
     created: Box<[Created]>,
@@ -57,6 +60,9 @@ struct Local {
 
 impl Drop for Local {
     fn drop(&mut self) {
+        // The direct path's cached ring address may be this one: forget it before the
+        // ring can go to another thread.
+        crate::direct::forget_ring();
         if let (Some(ring), Some(shared)) = (self.ring.take(), self.shared.upgrade()) {
             shared.release_thread(ring);
         }
@@ -68,7 +74,8 @@ thread_local! {
 }
 
 /// The flight recorder's `Layer`. Compose it with a `tracing_subscriber::Registry`
-/// (see [`crate::layer`]); [`crate::install_flight`] does that and installs it globally.
+/// (see [`crate::layer()`]); [`crate::install_flight`] installs the same recording as the
+/// standalone [`FlightSubscriber`] instead, with the direct path beside it.
 pub struct FlightLayer {
     pub(crate) shared: Arc<Shared>,
 }
@@ -80,47 +87,48 @@ impl std::fmt::Debug for FlightLayer {
 }
 
 impl FlightLayer {
-    /// Runs `f` on this thread's state for this recorder, registering the thread at its
-    /// first event (the only allocation). Counts the event as dropped if the thread-local
-    /// is gone (thread exiting) or already borrowed (a re-entrant event).
     fn with_local(&self, f: impl FnOnce(&mut Local, &Shared)) {
-        let shared = &*self.shared;
-        let done = LOCALS.try_with(|cell| {
-            let Ok(mut locals) = cell.try_borrow_mut() else { return false };
-            let pos = match locals.iter().position(|l| l.recorder == shared.id) {
-                Some(p) => p,
-                None => {
-                    locals.push(Local {
-                        recorder: shared.id,
-                        shared: Arc::downgrade(&self.shared),
-                        ring: shared.register_thread(),
-                        stack: vec![
-                            Frame { id: 0, start_ns: 0, meta: None, fields: Fields::EMPTY };
-                            STACK_DEPTH
-                        ]
-                        .into_boxed_slice(),
-                        depth: 0,
-                        created: vec![
-                            Created { id: 0, meta: None, fields: Fields::EMPTY };
-                            SPAN_TABLE
-                        ]
-                        .into_boxed_slice(),
-                    });
-                    locals.len() - 1
-                }
-            };
-            f(&mut locals[pos], shared);
-            true
-        });
-        if done != Ok(true) {
-            shared.dropped.fetch_add(1, Ordering::Relaxed);
-        }
+        with_local(&self.shared, f);
     }
 }
 
-fn push(local: &Local, shared: &Shared, rec: &Record) {
+/// Runs `f` on this thread's state for the recorder `arc`, registering the thread at its
+/// first event (the only allocation). Counts the event as dropped if the thread-local is
+/// gone (thread exiting) or already borrowed (a re-entrant event).
+pub(crate) fn with_local(arc: &Arc<Shared>, f: impl FnOnce(&mut Local, &Shared)) {
+    let shared = &**arc;
+    let done = LOCALS.try_with(|cell| {
+        let Ok(mut locals) = cell.try_borrow_mut() else { return false };
+        let pos = match locals.iter().position(|l| l.recorder == shared.id) {
+            Some(p) => p,
+            None => {
+                locals.push(Local {
+                    recorder: shared.id,
+                    shared: Arc::downgrade(arc),
+                    ring: shared.register_thread(),
+                    stack: vec![
+                        Frame { id: 0, start: 0, meta: None, fields: Fields::EMPTY };
+                        STACK_DEPTH
+                    ]
+                    .into_boxed_slice(),
+                    depth: 0,
+                    created: vec![Created { id: 0, meta: None, fields: Fields::EMPTY }; SPAN_TABLE]
+                        .into_boxed_slice(),
+                });
+                locals.len() - 1
+            }
+        };
+        f(&mut locals[pos], shared);
+        true
+    });
+    if done != Ok(true) {
+        shared.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn push(local: &Local, shared: &Shared, rec: &[u64; WORDS]) {
     match &local.ring {
-        Some(ring) => ring.ring.push(&rec.encode()),
+        Some(ring) => ring.ring.push(rec),
         None => {
             shared.dropped.fetch_add(1, Ordering::Relaxed);
         }
@@ -152,7 +160,7 @@ impl FlightLayer {
     /// `elsewhere` finds the metadata of a span created on another thread (not in this
     /// thread's table), if the caller can.
     fn enter_at(&self, id: u64, elsewhere: impl FnOnce() -> Option<&'static Metadata<'static>>) {
-        let now = self.shared.now_ns();
+        let now = self.shared.clock.raw();
         self.with_local(|l, _| {
             if l.depth == STACK_DEPTH {
                 return; // too deep: not recorded (its exit finds no frame)
@@ -160,13 +168,13 @@ impl FlightLayer {
             let c = l.created[id as usize % SPAN_TABLE];
             let (meta, fields) =
                 if c.id == id { (c.meta, c.fields) } else { (elsewhere(), Fields::EMPTY) };
-            l.stack[l.depth] = Frame { id, start_ns: now, meta, fields };
+            l.stack[l.depth] = Frame { id, start: now, meta, fields };
             l.depth += 1;
         });
     }
 
     fn exit_at(&self, id: u64) {
-        let now = self.shared.now_ns();
+        let now = self.shared.clock.raw();
         self.with_local(|l, shared| {
             let Some(pos) = l.stack[..l.depth].iter().rposition(|fr| fr.id == id) else {
                 return;
@@ -179,27 +187,20 @@ impl FlightLayer {
                 shared.dropped.fetch_add(1, Ordering::Relaxed); // metadata unknown
                 return;
             };
-            if now.saturating_sub(fr.start_ns) < shared.config.min_span_ns {
+            if shared.shorter_than_min(fr.start, now) {
                 return;
             }
-            let rec = Record {
-                start_ns: fr.start_ns,
-                end_ns: now,
-                kind: Kind::Span,
-                meta,
-                fields: fr.fields,
-            };
-            push(l, shared, &rec);
+            push(l, shared, &Record::encode(fr.start, now, Kind::Span, meta, &fr.fields));
         });
     }
 
     fn event_at(&self, event: &Event<'_>) {
-        let now = self.shared.now_ns();
+        let now = self.shared.clock.raw();
         let meta = event.metadata();
         let mut fields = Fields::EMPTY;
         event.record(&mut fields);
         let kind = if meta.target() == COUNTER_TARGET { Kind::Counter } else { Kind::Instant };
-        let rec = Record { start_ns: now, end_ns: now, kind, meta, fields };
+        let rec = Record::encode(now, now, kind, meta, &fields);
         self.with_local(|l, shared| push(l, shared, &rec));
     }
 }

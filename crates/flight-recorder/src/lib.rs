@@ -1,7 +1,7 @@
 //! The lab's recorders: a flight recorder (always-on, bounded, dumped when asked) and a full
 //! streaming capture, both written as Chrome Trace Event JSON for Perfetto.
 //!
-//! # Flight recorder ([`install_flight`], [`subscriber`], [`layer`])
+//! # Flight recorder ([`install_flight`], [`subscriber`], [`layer()`])
 //! Modelled on Java Flight Recorder with `disk=false`: thread-local buffers, a circular
 //! store that drops the oldest events rather than block, loss recorded, dump on demand, on
 //! exit, on panic and on a trigger; thresholds ([`Config::min_span_ns`]) like JFR's.
@@ -11,39 +11,63 @@
 //!   used). The recorder holds an `Arc` to every ring; the thread holds another in a
 //!   thread-local and hands the ring back when it exits, for the next new thread (its
 //!   records keep their own tid and name).
-//! * Record path (event, span enter/exit): no lock and no allocation after a thread's
-//!   first event (checked with dhat in `tests/alloc_free.rs`, for the layer and the
-//!   standalone subscriber); field values are copied into the record (one number, 48 bytes
-//!   of text), never allocated. Wait-free: when the ring is full the oldest record is
-//!   overwritten and counted.
-//! * Two ways in: [`install_flight`] installs [`FlightSubscriber`], a whole subscriber with
-//!   no `tracing_subscriber` registry (span ids from a per-thread block; a span's fields wait
-//!   in the creating thread's table), because the registry's bookkeeping was most of a
-//!   span's cost; [`layer`] gives the same recording as a [`FlightLayer`] to compose with a
-//!   registry and other layers. Timestamps come from the TSC where the kernel keeps time
-//!   with it, else `clock_gettime` (see `clock.rs`): a clock read is most of an event's cost.
+//! * Two record paths into those rings, writing the same records:
+//!   - the direct path, for the lab's trace macros (`handoff::trace`: `counter!`,
+//!     `batch_counter!`, `instant!`, `wait_span!`, `batch_span!`, `publish_span!`,
+//!     `consume_span!`). [`install_flight`] makes the recorder the process's
+//!     `handoff::trace::Sink`; each macro call site, in every thread and whatever
+//!     `tracing` dispatcher is current, then hands it its `static` site descriptor (kind,
+//!     name, target, field names: `&'static str`s), one number and one `&'static str`,
+//!     with no `tracing` dispatch (see `direct.rs`). A record is a raw clock reading (TSC
+//!     ticks; two for a span, whose guard holds the start), the site's address, the
+//!     number and the text's address and length, six words written into the thread's ring
+//!     found through a `const` thread-local: nothing formatted or copied as text, names and
+//!     text resolved through the addresses when a dump decodes the record;
+//!   - the `tracing` path, for everything else (`tracing`'s own macros, other crates'
+//!     spans, a recorder not installed as the sink): [`FlightSubscriber`], a whole
+//!     subscriber with no `tracing_subscriber` registry (span ids from a per-thread block;
+//!     a span's fields wait in the creating thread's table), because the registry's
+//!     bookkeeping was most of a span's cost, or [`layer()`]'s [`FlightLayer`] to compose
+//!     with a registry and other layers. Field values are copied into the record (one
+//!     number, 48 bytes of text), never allocated.
+//!
+//!   Both: no lock and no allocation after a thread's first record (checked with dhat in
+//!   `tests/alloc_free.rs`, for the layer, the standalone subscriber and the installed
+//!   recorder with both paths), wait-free (when the ring is full the oldest record is
+//!   overwritten and counted), one ring and one tid per thread whichever path a record
+//!   took, and the same dump for the same calls (`tests/direct.rs`). Timestamps are raw
+//!   clock readings, scaled to nanoseconds when a dump reads them: the TSC where the kernel
+//!   keeps time with it, else `clock_gettime` (see `clock.rs`); a clock read is most of a
+//!   record's cost.
 //! * Spans are recorded once, at exit, as a complete (start, end) pair, so a dump never
 //!   holds a half span: overwriting drops whole spans only, and the dump writes `X` events.
 //! * Rings are seqlocks per slot with atomic words (see `ring.rs`): a dump may run while
 //!   threads record; a record overwritten mid-read is detected and skipped, never torn.
-//!   Model-checked with loom (`RUSTFLAGS="--cfg loom" cargo test -p flight-recorder --lib
-//!   --release loom`), stress-tested for torn records, also under Miri
-//!   (`cargo +nightly miri test -p flight-recorder --lib`).
+//!   The direct path's records are shorter than a slot and fill its first words only; a
+//!   record's flags say which kind it is, so the words it did not write are never read
+//!   as its own. Model-checked with loom, shorter records included (`RUSTFLAGS="--cfg
+//!   loom" cargo test -p flight-recorder --lib --release loom`), stress-tested for torn
+//!   records, also under Miri with both paths' decoding (`cargo +nightly miri test -p
+//!   flight-recorder --lib`).
 //! * Dump: `{"traceEvents":[…]}` with `process_name`/`thread_name` metadata, `X` slices,
 //!   `i` instants (`s:"t"`), `C` counters, and `s`/`f` flows (`bp:"e"`) joining a `publish`
 //!   span to the `consume` span with the same `flow` id when both are still recorded (a
 //!   consume pairs with the latest earlier publish of its id: ids repeat across runs). Tids
 //!   are numbered from 1 (Perfetto merges tid 0 with tid 1). Loss counts go in `otherData`.
 //!   The record path's cost per event and per span is timed by `benches/bench_main.rs`
-//!   (the subscriber, the layer on a registry, tracing-chrome) and, installed globally,
-//!   by `lab trace-overhead`; the subscriber and the TSC clock are there because they
-//!   about halved an event's cost and cut a span's to about a quarter
-//!   (figures: docs/design-figures.md).
+//!   (the direct path, the subscriber, the layer on a registry, tracing-chrome, no
+//!   subscriber, against an empty loop and a bare clock read, beside other recorders'
+//!   published figures) and, installed globally, by `lab trace-overhead`. The subscriber
+//!   and the TSC clock were there because they about halved an event's cost and cut a
+//!   span's to about a quarter; the direct path because it leaves little beyond the clock
+//!   read (figures: docs/design-figures.md).
 //!
 //! The lab's conventions (`handoff::trace`): events with target `lab::counter` become `C`
 //! tracks named by their `counter` field (value in `value`); events with target
 //! `lab::instant` become instants named by `kind`; spans keep their name, with the field
 //! `reason`/`size`/`flow` as an argument. Other spans and events are recorded generically.
+//! A direct-path record carries the same names and field names (its site says them), so
+//! it becomes the same event.
 //!
 //! # Full capture ([`install_full`])
 //! Every span and event, streamed by `tracing-chrome` 0.7 to a file; [`FullGuard::finish`]
@@ -65,6 +89,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 mod clock;
+mod direct;
 mod dump;
 pub mod full;
 mod layer;
@@ -218,7 +243,7 @@ struct Triggers {
 
 pub(crate) struct Shared {
     pub(crate) id: u64,
-    clock: clock::Clock,
+    pub(crate) clock: clock::Clock,
     pub(crate) config: Config,
     records_per_thread: usize,
     process_name: String,
@@ -233,6 +258,14 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn now_ns(&self) -> u64 {
         self.clock.now_ns()
+    }
+
+    /// Whether a span between raw clock readings `start` and `end` is under
+    /// [`Config::min_span_ns`] (never, with the default 0).
+    #[inline]
+    pub(crate) fn shorter_than_min(&self, start: u64, end: u64) -> bool {
+        let min = self.config.min_span_ns;
+        min != 0 && self.clock.ns(end).saturating_sub(self.clock.ns(start)) < min
     }
 
     /// A ring for the calling thread: one an exited thread left, else a new one while
@@ -285,7 +318,7 @@ impl Shared {
             overwritten += r
                 .ring
                 .snapshot_with(|index, words| {
-                    let Some(rec) = Record::decode(words) else { return };
+                    let Some(rec) = Record::decode(words, &self.clock) else { return };
                     if rec.end_ns < from || rec.start_ns > to {
                         return;
                     }
@@ -378,11 +411,18 @@ pub fn subscriber(config: Config) -> Result<(FlightSubscriber, Recorder), Error>
 }
 
 /// Installs the flight recorder as the process's global `tracing` subscriber (the
-/// standalone [`FlightSubscriber`]) and returns its handle.
+/// standalone [`FlightSubscriber`]) and as `handoff::trace`'s sink, so the lab's trace
+/// macros record into it directly (see the crate docs), and returns its handle.
 pub fn install_flight(config: Config) -> Result<Recorder, Error> {
     let (subscriber, recorder) = subscriber(config)?;
     tracing::subscriber::set_global_default(subscriber)
         .map_err(|e| Error::AlreadyInstalled(e.to_string()))?;
+    // Leaked on purpose: the sink serves every thread for the rest of the process, as the
+    // global subscriber does; there is one per process.
+    let sink: &'static direct::DirectSink =
+        Box::leak(Box::new(direct::DirectSink::new(Arc::clone(&recorder.shared))));
+    handoff::trace::set_sink(sink)
+        .map_err(|_| Error::AlreadyInstalled("handoff::trace already has a sink".to_string()))?;
     Ok(recorder)
 }
 
@@ -531,7 +571,7 @@ impl Drop for DumpOnDrop {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use record::Kind;
+    use record::{Kind, Num};
     use tracing_subscriber::layer::SubscriberExt;
 
     /// Events and spans go through the layer into the ring and back out decoded (the
@@ -563,10 +603,7 @@ mod tests {
             (recs[1].kind, recs[1].fields.text(), recs[1].fields.num),
             (Kind::Instant, "overflow", 2)
         );
-        assert_eq!(
-            (recs[2].kind, recs[2].meta.name(), recs[2].fields.num),
-            (Kind::Span, "batch", 3)
-        );
+        assert_eq!((recs[2].kind, recs[2].name(), recs[2].fields.num), (Kind::Span, "batch", 3));
 
         let info = dump::Info {
             pid: 7,
@@ -624,7 +661,7 @@ mod tests {
         let window = rec.shared.snapshot(0, u64::MAX);
         let recs = &window.threads[0].records;
         let got: Vec<(Kind, &str, &str, u64)> =
-            recs.iter().map(|r| (r.kind, r.meta.name(), r.fields.text(), r.fields.num)).collect();
+            recs.iter().map(|r| (r.kind, r.name(), r.fields.text(), r.fields.num)).collect();
         assert_eq!(got.len(), 4, "{:?}", got.iter().map(|g| g.1).collect::<Vec<_>>());
         assert_eq!((got[0].0, got[0].2, got[0].3), (Kind::Counter, "depth", 7));
         assert_eq!((got[1].0, got[1].1, got[1].3), (Kind::Span, "batch", 3));
@@ -707,6 +744,120 @@ mod tests {
         let mut buf = Vec::new();
         let stats = dump::write_trace(&mut buf, &info, &window).expect("write");
         assert_eq!((stats.events, stats.overlapping), (1, 1), "{stats:?}");
+    }
+
+    /// The direct path (what the macros call once `install_flight` set the sink), driven
+    /// here through a `DirectSink` of a recorder that is not installed: its records go into
+    /// the same ring as the thread's `tracing`-path records (one thread, one tid), decode
+    /// through their static site and text addresses (the unsafe round trip), and dump as a
+    /// `tracing`-path record of the same call does. Runs under Miri too.
+    #[test]
+    fn direct_records_share_the_thread_ring_and_dump_as_tracing_ones() {
+        use handoff::trace::{NumKind, Sink, Site, Values, WAIT_FULL};
+        static COUNTER: Site = Site::counter("depth");
+        static INSTANT: Site = Site::instant("overflow", &["kind", "count"]);
+        static WAIT: Site = Site::span("wait", "test::module", &["reason"]);
+        static BATCH: Site = Site::span("batch", "test::module", &["size"]);
+        /// Longer than a record's inline text, cut inside a two-byte character.
+        static LONG: &str = "01234567890123456789012345678901234567890123456é-and-more";
+        let config = Config {
+            budget_bytes: 1 << 20,
+            max_threads: 2,
+            process_name: Some("test".into()),
+            ..Config::default()
+        };
+        let (subscriber, rec) = subscriber(config).expect("subscriber");
+        let sink = direct::DirectSink::new(Arc::clone(&rec.shared));
+        let put = |site: &'static Site, v: Values| sink.event(site, v.num, v.text, v.shape());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::trace!(target: "lab::counter", counter = "depth", value = 6u64);
+            put(&COUNTER, Values::counter("depth", 7));
+            put(&INSTANT, Values::instant("overflow", &[("count", Some((NumKind::I64, 2)))]));
+            let start = sink.now();
+            let b = Values::number(0, 3);
+            sink.span(&BATCH, start, b.num, b.text, b.shape());
+            let w = Values::text(0, WAIT_FULL);
+            sink.span(&WAIT, start, w.num, w.text, w.shape());
+            put(&INSTANT, Values::text(0, LONG));
+        });
+        let window = rec.shared.snapshot(0, u64::MAX);
+        assert_eq!(window.threads.len(), 1, "one ring, one tid for both paths");
+        let recs = &window.threads[0].records;
+        /// Kind, name, text, text field, number field, number.
+        type Row<'a> = (Kind, &'a str, &'a str, Option<&'a str>, Option<&'a str>, u64);
+        let got: Vec<Row> = recs
+            .iter()
+            .map(|r| {
+                (r.kind, r.name(), r.fields.text(), r.text_field(), r.num_field(), r.fields.num)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Kind::Counter, recs[0].name(), "depth", Some("counter"), Some("value"), 6),
+                (Kind::Counter, "depth", "depth", Some("counter"), Some("value"), 7),
+                (Kind::Instant, "overflow", "overflow", Some("kind"), Some("count"), 2),
+                (Kind::Span, "batch", "", None, Some("size"), 3),
+                (Kind::Span, "wait", "full", Some("reason"), None, 0),
+                (Kind::Instant, "overflow", &LONG[..47], Some("kind"), None, 0),
+            ]
+        );
+        assert_eq!(recs[2].fields.num_kind, Num::I64);
+        assert_eq!((recs[4].target(), recs[1].target()), ("test::module", "lab::counter"));
+        assert!(recs[3].start_ns <= recs[3].end_ns && recs[3].end_ns <= recs[4].end_ns);
+
+        let info = dump::Info {
+            pid: 7,
+            process_name: "test",
+            dropped: 0,
+            records_per_thread: rec.records_per_thread(),
+            budget_bytes: 1 << 20,
+        };
+        let mut buf = Vec::new();
+        dump::write_trace(&mut buf, &info, &window).expect("write");
+        let doc: serde_json::Value = serde_json::from_slice(&buf).expect("valid JSON");
+        let events = doc["traceEvents"].as_array().expect("traceEvents");
+        let counters: Vec<_> = events.iter().filter(|e| e["ph"] == "C").collect();
+        assert_eq!(counters.len(), 2);
+        assert!(counters.iter().all(|c| c["name"] == "depth"), "{counters:?}");
+        assert_eq!(counters[1]["args"]["value"], 7);
+        let instant = events.iter().find(|e| e["ph"] == "i").expect("instant");
+        assert_eq!((&instant["name"], &instant["args"]["count"]), (&"overflow".into(), &2.into()));
+        let wait = events.iter().find(|e| e["name"] == "wait").expect("wait");
+        assert_eq!(
+            (&wait["cat"], &wait["args"]["reason"]),
+            (&"test::module".into(), &"full".into())
+        );
+    }
+
+    /// The direct path keeps `min_span_ns` and counts a thread with no ring as dropped.
+    #[test]
+    fn direct_spans_below_the_threshold_and_threads_beyond_the_budget_are_not_recorded() {
+        use handoff::trace::{Sink, Site, Values};
+        static BATCH: Site = Site::span("batch", "test", &["size"]);
+        static COUNTER: Site = Site::counter("n");
+        let config = Config {
+            budget_bytes: 1 << 20,
+            max_threads: 1,
+            min_span_ns: 60_000_000_000, // a minute: no span here lasts that long
+            ..Config::default()
+        };
+        let (_layer, rec) = layer(config).expect("layer");
+        let sink = direct::DirectSink::new(Arc::clone(&rec.shared));
+        let v = Values::number(0, 1);
+        sink.event(&COUNTER, 5, "n", Values::counter("n", 5).shape()); // takes the one ring
+        sink.span(&BATCH, sink.now(), v.num, v.text, v.shape());
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // The one ring is this test thread's: this thread has none.
+                sink.event(&BATCH, 1, "", v.shape());
+            });
+        });
+        let window = rec.shared.snapshot(0, u64::MAX);
+        let kinds: Vec<Kind> =
+            window.threads.iter().flat_map(|t| &t.records).map(|r| r.kind).collect();
+        assert_eq!(kinds, vec![Kind::Counter], "the short span is not recorded");
+        assert_eq!(rec.shared.dropped.load(Ordering::Relaxed), 1);
     }
 
     #[test]

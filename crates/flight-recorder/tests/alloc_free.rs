@@ -1,6 +1,7 @@
 //! The record path allocates nothing after a thread's first event: dhat in testing mode
 //! counts every allocation while this thread records 10,000 events and spans, through the
-//! layer on a registry and through the standalone subscriber.
+//! layer on a registry, through the standalone subscriber, and installed with
+//! `install_flight` (the macros on the direct path, `tracing`'s own through the subscriber).
 
 use flight_recorder::{layer, Config};
 use tracing_subscriber::layer::SubscriberExt;
@@ -13,14 +14,16 @@ fn emit(i: u64) {
     handoff::instant!("overflow", count = i);
     let _w = handoff::wait_span!(handoff::trace::WAIT_FULL);
     let _b = handoff::batch_span!(i % 32);
-    let _p = tracing::trace_span!("publish", flow = handoff::trace::flow_id(0, i)).entered();
+    let _p = handoff::publish_span!(handoff::trace::flow_id(0, i));
+    let _h = tracing::trace_span!("handle", conn = i).entered();
     tracing::info!(i, "a message with a {} argument", "formatted");
 }
 
-/// Records 10,000 iterations under `dispatch` (after 100 of warm-up) and asserts that dhat
-/// counted no allocation meanwhile and that nothing was dropped.
-fn check(what: &str, dispatch: tracing::Dispatch, rec: &flight_recorder::Recorder) {
-    tracing::dispatcher::with_default(&dispatch, || {
+/// Records 10,000 iterations under `dispatch` (the global one if `None`) after 100 of
+/// warm-up, and asserts that dhat counted no allocation meanwhile and that nothing was
+/// dropped.
+fn check(what: &str, dispatch: Option<tracing::Dispatch>, rec: &flight_recorder::Recorder) {
+    let run = || {
         // Warm-up: registers the thread (its ring, stack, span table) and the callsites,
         // and lets the registry's span slab and span stack reach their working size.
         for i in 0..100 {
@@ -38,13 +41,17 @@ fn check(what: &str, dispatch: tracing::Dispatch, rec: &flight_recorder::Recorde
             after.total_blocks - before.total_blocks,
             after.total_bytes - before.total_bytes
         );
-    });
-    // The events were recorded (not dropped): 6 records per iteration, the oldest
+    };
+    match dispatch {
+        Some(d) => tracing::dispatcher::with_default(&d, run),
+        None => run(),
+    }
+    // The events were recorded (not dropped): 7 records per iteration, the oldest
     // overwritten.
     let dir = std::env::temp_dir().join(format!("fr-alloc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let stats = rec.dump(&dir.join(format!("{what}.trace.json"))).expect("dump");
-    assert_eq!(stats.records + stats.overwritten, 6 * 10_100, "{what}: {stats:?}");
+    assert_eq!(stats.records + stats.overwritten, 7 * 10_100, "{what}: {stats:?}");
     assert_eq!(stats.dropped, 0, "{what}: {stats:?}");
 }
 
@@ -53,8 +60,12 @@ fn check(what: &str, dispatch: tracing::Dispatch, rec: &flight_recorder::Recorde
 fn record_path_does_not_allocate_after_warm_up() {
     let _profiler = dhat::Profiler::builder().testing().build();
     let (layer, rec) = layer(Config::default()).expect("layer");
-    check("layer", tracing::Dispatch::new(tracing_subscriber::registry().with(layer)), &rec);
-    // What install_flight installs.
+    let registry = tracing_subscriber::registry().with(layer);
+    check("layer", Some(tracing::Dispatch::new(registry)), &rec);
+    // The subscriber install_flight installs, alone.
     let (subscriber, rec) = flight_recorder::subscriber(Config::default()).expect("subscriber");
-    check("subscriber", tracing::Dispatch::new(subscriber), &rec);
+    check("subscriber", Some(tracing::Dispatch::new(subscriber)), &rec);
+    // Installed: from here on the macros take the direct path.
+    let rec = flight_recorder::install_flight(Config::default()).expect("install");
+    check("installed", None, &rec);
 }

@@ -7,7 +7,7 @@ use std::sync::mpsc::{sync_channel, TryRecvError, TrySendError};
 use std::sync::Arc;
 
 use handoff::trace::{flow_id, WAIT_EMPTY, WAIT_FULL};
-use handoff::{batch_span, counter, instant, wait_span};
+use handoff::{batch_span, consume_span, counter, instant, publish_span, wait_span};
 
 /// Every `SAMPLE`-th message carries a flow from its publish span to its consume span.
 pub const SAMPLE: u64 = 64;
@@ -23,8 +23,7 @@ pub fn workload(messages: u64, on_consumed: impl Fn(u64) + Send) {
             .name("producer-0".into())
             .spawn_scoped(s, move || {
                 for seq in 0..messages {
-                    let _p = (seq % SAMPLE == 0)
-                        .then(|| tracing::trace_span!("publish", flow = flow_id(0, seq)).entered());
+                    let _p = (seq % SAMPLE == 0).then(|| publish_span!(flow_id(0, seq)));
                     let n = d2.fetch_add(1, Ordering::Relaxed) + 1;
                     match tx.try_send(seq) {
                         Ok(()) => {}
@@ -65,9 +64,7 @@ pub fn workload(messages: u64, on_consumed: impl Fn(u64) + Send) {
                     }
                     let _b = batch_span!(batch.len());
                     for &seq in &batch {
-                        let _c = (seq % SAMPLE == 0).then(|| {
-                            tracing::trace_span!("consume", flow = flow_id(0, seq)).entered()
-                        });
+                        let _c = (seq % SAMPLE == 0).then(|| consume_span!(flow_id(0, seq)));
                         on_consumed(seq);
                     }
                     got += batch.len() as u64;
