@@ -469,7 +469,7 @@ fn produce_traced<const N: usize, P: Producer<Message<N>>>(
     produce::<N>(i, n, sample_every, |m| {
         let span = (m.sampled != 0).then(|| {
             let flow = handoff::trace::flow_id(m.producer, m.seq);
-            tracing::trace_span!("publish", flow).entered()
+            handoff::publish_span!(flow)
         });
         let sent = tx.send(m).is_ok();
         drop(span);
@@ -559,7 +559,7 @@ fn record_sample<const N: usize, const TRACE: bool>(hist: &mut Histogram<u64>, m
     let _ = hist.record(lat);
     if TRACE {
         let flow = handoff::trace::flow_id(m.producer, m.seq);
-        let _s = tracing::trace_span!("consume", flow).entered();
+        let _s = handoff::consume_span!(flow);
     }
 }
 

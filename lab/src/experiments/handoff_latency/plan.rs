@@ -267,7 +267,7 @@ fn cell_plan(
         // The Rust rows' fixed rate: the JVM's consumer is not this process's thread.
         wakeups: a.wakeups == crate::experiment::Switch::On
             && matches!(work, Work::FixedRate { .. })
-            && row.is_some_and(|r| !r.variant.starts_with("jvm-")),
+            && row.is_some_and(|r| !variants::is_jvm(&r.variant)),
     };
     let plain = if matches!(work, Work::PingPong { .. }) { FLOOR } else { HARNESS };
     let label = row.map_or(plain.to_string(), |r| r.label.clone());
