@@ -213,6 +213,9 @@ pub fn run_cell(c: &Cell, ctx: &mut Ctx) -> Result<LatOutcome, String> {
 /// timed, so the recording costs the figures nothing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WakeRun {
+    /// Recorded runs (one a fork; summed when forks are merged).
+    #[serde(default)]
+    pub runs: u64,
     /// Messages the recorded run's consumer took.
     pub taken: u64,
     /// The recorded run's p99 from the due time, ns.
@@ -226,10 +229,20 @@ pub struct WakeRun {
     pub note: Option<String>,
 }
 
-/// Runs `c` once more with the kernel's scheduler recorded around it.
+/// The recorded run's schedule at most, ms: long enough for hundreds of wake-ups of a
+/// blocking consumer at the default rate, short enough that recording in every fork costs
+/// the run little time.
+const WAKE_RUN_MS: u64 = 20;
+
+/// Runs `c` once more, on a schedule of at most [`WAKE_RUN_MS`], with the kernel's
+/// scheduler recorded around it.
 pub fn wake_run(c: &Cell) -> WakeRun {
+    let mut short = c.clone();
+    if let Work::FixedRate { duration_ms, .. } = &mut short.work {
+        *duration_ms = (*duration_ms).min(WAKE_RUN_MS);
+    }
     let session = crate::profile::sched::Session::start();
-    let run = one_run(c);
+    let run = one_run(&short);
     let recorded = session.finish(&[]);
     // The consumer is the calling thread ([`cell::Rate`]'s run): a fork's main thread.
     let consumer_name = crate::profile::sched::own_name();
@@ -241,6 +254,7 @@ pub fn wake_run(c: &Cell) -> WakeRun {
         (Ok(o), Ok((threads, caveats))) => {
             let consumer = threads.get(&consumer_name);
             WakeRun {
+                runs: 1,
                 taken: o.corrected.len(),
                 p99_ns: o.corrected.value_at_quantile(0.99),
                 off_cpu: consumer.map_or(0, |t| t.off_cpu_slices),
@@ -264,6 +278,7 @@ impl WakeRun {
         };
         let p99s: Vec<f64> = forks.iter().map(|w| w.p99_ns as f64).collect();
         Some(WakeRun {
+            runs: forks.iter().map(|w| w.runs).sum(),
             taken: forks.iter().map(|w| w.taken).sum(),
             p99_ns: crate::stats::median(&p99s).map_or(0, |m| m as u64),
             off_cpu: forks.iter().map(|w| w.off_cpu).sum(),

@@ -362,13 +362,15 @@ fn a_blocking_consumer_at_a_low_rate_sleeps_and_each_wake_up_is_timed() {
     let d = w.wake_to_run.clone().unwrap_or_else(|| {
         panic!("no wake-up recorded (the scheduler's tracepoints need root): {w:?}")
     });
-    assert_eq!(w.taken, 200, "{w:?}");
+    // The recorded run is the schedule's first 20 ms: 20 messages due 1 ms apart.
+    assert_eq!((w.runs, w.taken), (1, 20), "{w:?}");
     // Nearly every message finds the consumer asleep: it has 1 ms to wait for each.
-    assert!(d.count >= 150 && d.count <= w.off_cpu, "{w:?}");
+    assert!(d.count >= 15 && d.count <= w.off_cpu, "{w:?}");
     assert!(d.p50_ns > 0 && d.p50_ns <= d.p99_ns && d.p99_ns <= d.max_ns, "{w:?}");
     let merged = super::run::WakeRun::merge(&[&w, &w]).unwrap();
     let m = merged.wake_to_run.unwrap();
-    assert_eq!((merged.taken, m.count, m.p50_ns, m.max_ns), (400, 2 * d.count, d.p50_ns, d.max_ns));
+    assert_eq!((merged.runs, merged.taken), (2, 40));
+    assert_eq!((m.count, m.p50_ns, m.max_ns), (2 * d.count, d.p50_ns, d.max_ns));
 }
 
 #[test]
@@ -387,6 +389,7 @@ fn the_kernel_wake_rule_says_who_slept_and_what_a_wake_up_took() {
         fixture::row(label, "1M msgs/s P=1", 1.0, None, serde_json::to_value(d).unwrap())
     };
     let slept = |count: u64, p50: u64| WakeRun {
+        runs: 1,
         taken: 100_000,
         p99_ns: 60_000,
         off_cpu: count + 3,
@@ -406,7 +409,7 @@ fn the_kernel_wake_rule_says_who_slept_and_what_a_wake_up_took() {
     let why = super::why::section(&r, "locked");
     let w = why.iter().find(|w| w.rule == "kernel-wake").expect("the rule speaks");
     let t = &w.text;
-    assert!(t.contains("locked's consumer slept 4000 times for 100000 messages"), "{t}");
+    assert!(t.contains("locked's consumer slept 4000 times for 100000 messages in 1 runs"), "{t}");
     assert!(t.contains("p50 5.00 µs") && t.contains("more than 1% of its messages"), "{t}");
     assert!(t.contains("ring[busy-spin]'s consumer never slept"), "{t}");
     assert!(t.contains("ring[blocking]") && t.contains("under 1% of its messages"), "{t}");

@@ -308,11 +308,12 @@ fn kernel_wake(r: &Results, group: &str) -> Option<Why> {
             )
         };
         said.push(format!(
-            "{}'s consumer slept {} times for {} messages, and a wake-up took p50 {} µs, p99 {} \
-             µs, max {} µs to run it: {reach}",
+            "{}'s consumer slept {} times for {} messages in {} runs, and a wake-up took p50 {} \
+             µs, p99 {} µs, max {} µs to run it: {reach}",
             x.label,
             d.count,
             w.taken,
+            w.runs,
             us(d.p50_ns),
             us(d.p99_ns),
             us(d.max_ns)
@@ -328,7 +329,8 @@ fn kernel_wake(r: &Results, group: &str) -> Option<Why> {
         text: format!(
             "One more run per fork, never timed, recorded the kernel's scheduler: from its \
              wake-up record (sched_waking) to the switch that ran the consumer again is what a \
-             message pays when it finds a blocking consumer asleep. {}.",
+             message pays when it finds a blocking consumer asleep; a run's own start and end \
+             put every consumer to sleep about twice. {}.",
             said.join("; ")
         ),
         figures: if figures.is_empty() {
