@@ -576,6 +576,20 @@ mod tests {
 
     /// Events and spans go through the layer into the ring and back out decoded (the
     /// unsafe metadata round trip), then into JSON. Runs under Miri too.
+    /// `window` of `rec` dumped as the tests' process 7 (`test`): its stats and bytes.
+    fn dump_test_window(rec: &Recorder, window: &dump::Window) -> (DumpStats, Vec<u8>) {
+        let info = dump::Info {
+            pid: 7,
+            process_name: "test",
+            dropped: 0,
+            records_per_thread: rec.records_per_thread(),
+            budget_bytes: 1 << 20,
+        };
+        let mut buf = Vec::new();
+        let stats = dump::write_trace(&mut buf, &info, window).expect("write");
+        (stats, buf)
+    }
+
     #[test]
     fn records_round_trip_through_a_ring_into_json() {
         let config = Config {
@@ -605,15 +619,7 @@ mod tests {
         );
         assert_eq!((recs[2].kind, recs[2].name(), recs[2].fields.num), (Kind::Span, "batch", 3));
 
-        let info = dump::Info {
-            pid: 7,
-            process_name: "test",
-            dropped: 0,
-            records_per_thread: rec.records_per_thread(),
-            budget_bytes: 1 << 20,
-        };
-        let mut buf = Vec::new();
-        let stats = dump::write_trace(&mut buf, &info, &window).expect("write");
+        let (stats, buf) = dump_test_window(&rec, &window);
         assert_eq!(stats.events, 3);
         assert_eq!((stats.records, stats.span_records), (3, 1), "{stats:?}");
         let doc: serde_json::Value = serde_json::from_slice(&buf).expect("valid JSON");
@@ -734,15 +740,7 @@ mod tests {
         });
         let window = rec.shared.snapshot(0, u64::MAX);
         assert_eq!(window.threads[0].records.len(), 2);
-        let info = dump::Info {
-            pid: 7,
-            process_name: "test",
-            dropped: 0,
-            records_per_thread: rec.records_per_thread(),
-            budget_bytes: 1 << 20,
-        };
-        let mut buf = Vec::new();
-        let stats = dump::write_trace(&mut buf, &info, &window).expect("write");
+        let (stats, _) = dump_test_window(&rec, &window);
         assert_eq!((stats.events, stats.overlapping), (1, 1), "{stats:?}");
     }
 
@@ -806,15 +804,7 @@ mod tests {
         assert_eq!((recs[4].target(), recs[1].target()), ("test::module", "lab::counter"));
         assert!(recs[3].start_ns <= recs[3].end_ns && recs[3].end_ns <= recs[4].end_ns);
 
-        let info = dump::Info {
-            pid: 7,
-            process_name: "test",
-            dropped: 0,
-            records_per_thread: rec.records_per_thread(),
-            budget_bytes: 1 << 20,
-        };
-        let mut buf = Vec::new();
-        dump::write_trace(&mut buf, &info, &window).expect("write");
+        let (_, buf) = dump_test_window(&rec, &window);
         let doc: serde_json::Value = serde_json::from_slice(&buf).expect("valid JSON");
         let events = doc["traceEvents"].as_array().expect("traceEvents");
         let counters: Vec<_> = events.iter().filter(|e| e["ph"] == "C").collect();

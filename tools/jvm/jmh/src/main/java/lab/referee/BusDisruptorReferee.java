@@ -100,10 +100,7 @@ public class BusDisruptorReferee {
 
         @Setup(Level.Trial)
         public void setup(BusDisruptorReferee g, ThreadParams t) {
-            int id = t.getSubgroupThreadIndex();
-            BusPins.pin(g.parts, g.pin, 1 + id);
-            sending = g.parts.sending(id);
-            BusPins.register(g.registered, id, sending);
+            sending = BusPins.producer(g.parts, g.pin, g.registered, t.getSubgroupThreadIndex());
         }
     }
 

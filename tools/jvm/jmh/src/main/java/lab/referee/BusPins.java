@@ -34,6 +34,17 @@ final class BusPins {
         }
     }
 
+    /**
+     * Producer `id`'s start on its own thread: pinned to its slot (after the consumer's),
+     * its sending side made and registered for the check.
+     */
+    static PlainParts.Sending producer(PlainParts parts, String pin, PlainParts.Sending[] registered, int id) {
+        pin(parts, pin, 1 + id);
+        PlainParts.Sending s = parts.sending(id);
+        register(registered, id, s);
+        return s;
+    }
+
     /** How many each registered producer sent (a producer that never ran sent none). */
     static long[] sent(PlainParts.Sending[] registered) {
         synchronized (registered) {
