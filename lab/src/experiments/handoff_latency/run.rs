@@ -269,7 +269,9 @@ impl WakeRun {
     /// The forks' records as one: counts summed, the median fork's p50 and p99 (each
     /// taken apart), the longest wake-up; the first note. `None` for none.
     pub fn merge(forks: &[&WakeRun]) -> Option<WakeRun> {
-        let first = forks.first()?;
+        if forks.is_empty() {
+            return None;
+        }
         let delays: Vec<&WakeDelays> =
             forks.iter().filter_map(|w| w.wake_to_run.as_ref()).collect();
         let median = |f: fn(&WakeDelays) -> u64| {
@@ -288,7 +290,7 @@ impl WakeRun {
                 p99_ns: median(|d| d.p99_ns),
                 max_ns: delays.iter().map(|d| d.max_ns).max().unwrap_or(0),
             }),
-            note: forks.iter().find_map(|w| w.note.clone()).or_else(|| first.note.clone()),
+            note: forks.iter().find_map(|w| w.note.clone()),
         })
     }
 }

@@ -31,42 +31,21 @@ import org.openjdk.jmh.infra.ThreadParams;
 @State(Scope.Group)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-public class BusDisruptorReferee {
-    /** The message's form, as Bus's `--message`. */
-    @Param({"inline"})
-    public String message;
-    /** Payload bytes, as Bus's `--payload`. */
-    @Param({"16"})
-    public int payload;
-    /** Stamp every K-th message of each producer, as Bus's `--sample-every` (0: never). */
-    @Param({"1024"})
-    public long sampleEvery;
-    /** Producers: the group's threads (`-tg` must agree); SINGLE for one, else MULTI. */
-    @Param({"1"})
-    public int producers;
+public class BusDisruptorReferee extends BusReferee {
     /** Ring slots, as Bus's `--ring-size`. */
     @Param({"65536"})
     public int ringSize;
     /** The wait strategy, as Bus's `--wait`. */
     @Param({"blocking"})
     public String waitStrategy;
-    /** CPUs to pin to, `:`-separated, consumer first then each producer; empty: none. */
-    @Param({""})
-    public String pin;
-
-    PlainParts parts;
     Disruptor<Object> disruptor;
     RingBuffer<Object> ring;
-    PlainParts.Checking check;
-    PlainParts.Sending[] registered;
     /** Messages the handler has checked, published at each batch's end. */
     final AtomicLong handled = new AtomicLong();
 
     @Setup(Level.Trial)
     public void setup() {
-        parts = PlainParts.of(message, payload, sampleEvery);
-        check = parts.checking(producers);
-        registered = new PlainParts.Sending[producers];
+        setupParts();
         disruptor = new Disruptor<>(parts::newMessage, ringSize, r -> new Thread(() -> {
                 BusPins.pin(parts, pin, 0);
                 r.run();

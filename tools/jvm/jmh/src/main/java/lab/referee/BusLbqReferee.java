@@ -10,7 +10,6 @@ import org.openjdk.jmh.annotations.GroupThreads;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -32,34 +31,13 @@ import org.openjdk.jmh.infra.ThreadParams;
 @State(Scope.Group)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-public class BusLbqReferee {
-    /** The message's form, as Bus's `--message`. */
-    @Param({"inline"})
-    public String message;
-    /** Payload bytes, as Bus's `--payload`. */
-    @Param({"16"})
-    public int payload;
-    /** Stamp every K-th message of each producer, as Bus's `--sample-every` (0: never). */
-    @Param({"1024"})
-    public long sampleEvery;
-    /** Producers: the `put` subgroup's threads (`-tg` must agree), for the check. */
-    @Param({"1"})
-    public int producers;
-    /** CPUs to pin to, `:`-separated, consumer first then each producer; empty: none. */
-    @Param({""})
-    public String pin;
-
-    PlainParts parts;
+public class BusLbqReferee extends BusReferee {
     LinkedBlockingQueue<Object> q;
-    PlainParts.Checking check;
-    PlainParts.Sending[] registered;
 
     @Setup(Level.Trial)
     public void setup() {
-        parts = PlainParts.of(message, payload, sampleEvery);
+        setupParts();
         q = new LinkedBlockingQueue<>();
-        check = parts.checking(producers);
-        registered = new PlainParts.Sending[producers];
     }
 
     /** What the queue still holds when an iteration ends goes through the check. */
