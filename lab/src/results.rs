@@ -78,6 +78,9 @@ pub enum Role {
     /// The competitor of the row it stands beside, driven through its own API in a plain
     /// loop (the calibration of that row).
     OwnLoop,
+    /// The row it stands beside, its adapter driven through the `Handoff` contract in the
+    /// own loops' plain loop (no harness): between the row and its own loop.
+    ContractLoop,
     /// The row it stands beside with the flight recorder on in its timed forks.
     Twin,
 }

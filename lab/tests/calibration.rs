@@ -269,3 +269,62 @@ fn each_of_our_variants_runs_beside_its_own_loop_unless_told_not_to() {
         "--own-loops off leaves our rows without one"
     );
 }
+
+/// With `--contract-loops on`, each Rust row (ours and a peer) runs beside its contract
+/// loop as well: a valid row of its own, paired with the row and with the own loop in every
+/// round, and the table of the gap's shares has a line per row.
+#[test]
+fn contract_loops_split_each_rows_gap_to_its_own_loop() {
+    let dir = common::out_dir("calibration", "contract");
+    let o = lab(&common::tiny_no_passes(
+        "disruptor-vs-lbq",
+        "2",
+        &[
+            "--details",
+            "--variants",
+            "locked,ring,crossbeam",
+            "--producers",
+            "2",
+            "--messages",
+            "20000",
+            "--min-fork-ms",
+            "0",
+            "--spread-fork-ms",
+            "0",
+            "--own-loops",
+            "on",
+            "--contract-loops",
+            "on",
+            "--out",
+            dir.to_str().expect("utf-8 path"),
+        ],
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let v = results(&dir);
+    let rows = v["results"].as_array().expect("rows");
+    let ratios = v["ratios"].as_array().expect("ratios");
+    for row in ["locked", "ring", "crossbeam"] {
+        let (con, own) = (format!("{row}/contract-loop"), format!("{row}/own-loop"));
+        let r = rows
+            .iter()
+            .find(|r| r["label"] == con.as_str())
+            .unwrap_or_else(|| panic!("no {con} row:\n{}", text(&o)));
+        // Its runs' checker counted every message, in order, with their checksum.
+        assert_eq!((r["status"].as_str(), r["role"].as_str()), (Some("OK"), Some("contract-loop")));
+        for (a, b) in [(row, con.as_str()), (con.as_str(), own.as_str())] {
+            let q = ratios
+                .iter()
+                .find(|q| q["variant"] == a && q["baseline"] == b)
+                .unwrap_or_else(|| panic!("no {a} against {b} ratio"));
+            assert_eq!(q["rounds"], 2, "{a} against {b}: paired in every round: {q}");
+        }
+    }
+    let split = v["tables"]
+        .as_array()
+        .expect("tables")
+        .iter()
+        .find(|t| t["title"].as_str().is_some_and(|s| s.starts_with("The gap to the own loop")))
+        .unwrap_or_else(|| panic!("no split table:\n{}", text(&o)));
+    assert_eq!(split["rows"].as_array().map(Vec::len), Some(3), "{split}");
+    assert!(text(&o).contains("The gap to the own loop, split"), "{}", text(&o));
+}

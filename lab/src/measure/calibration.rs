@@ -37,6 +37,13 @@
 //!   checksum); without Bus's harness (end markers, latency recording, per-thread
 //!   accounting, protocol lines while it runs).
 //!
+//! * [`CONTRACT_LOOP`] (Rust competitors, on request): the lab's adapter of the same
+//!   competitor through the `Handoff` contract (`send`, `recv_batch` of up to `--batch`),
+//!   in the same plain loop as the own loops ([`plain::ContractLoop`]), with none of the
+//!   harness's recording. Against the own loop it measures what the contract costs (owned
+//!   messages moved through an adapter instead of the crate's own API); the row against
+//!   it, what the harness costs.
+//!
 //! To give another variant a calibration, add its arm to [`competitor`] and its loop to
 //! [`run`].
 
@@ -49,8 +56,21 @@ use handoff::{Checker, Message};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
-/// The calibration kind of the Rust peers: the crate's own API in a plain loop.
+/// The calibration kind of every competitor: the crate's own API in a plain loop.
 pub const OWN_LOOP: &str = "own-loop";
+
+/// The second calibration kind of a Rust competitor: the lab's own adapter through the
+/// `Handoff` contract, in the same plain loop ([`plain::ContractLoop`]). Beside the row and
+/// its own loop it splits the row's gap to its own loop into the contract's share
+/// (contract loop against own loop) and the harness's (row against contract loop).
+pub const CONTRACT_LOOP: &str = "contract-loop";
+
+/// The contract-loop calibration kind of `variant`, if it has one: the Rust competitors
+/// with an own loop (the JVM originals do not go through the contract).
+pub fn contract_kind_of(variant: &str) -> Option<&'static str> {
+    let rust = crate::measure::variants::find(variant).is_some_and(|v| !v.jvm);
+    kind_of(variant).filter(|_| rust).map(|_| CONTRACT_LOOP)
+}
 
 /// The calibration cell kind of `variant`, if it has one.
 pub fn kind_of(variant: &str) -> Option<&'static str> {
@@ -85,11 +105,16 @@ pub fn label_of(label: &str, kind: &str) -> String {
 /// warm-up and measured runs as a timed fork of the harness makes them.
 pub fn run(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     let kind = spec.calibration.as_deref().unwrap_or_default();
-    if kind != OWN_LOOP {
-        return Err(format!("unknown calibration kind '{kind}'; valid: {OWN_LOOP}"));
+    let crate_ = match kind {
+        OWN_LOOP => competitor(&spec.variant),
+        CONTRACT_LOOP => contract_kind_of(&spec.variant).map(|_| CONTRACT_LOOP),
+        _ => {
+            return Err(format!(
+                "unknown calibration kind '{kind}'; valid: {OWN_LOOP}, {CONTRACT_LOOP}"
+            ))
+        }
     }
-    let crate_ = competitor(&spec.variant)
-        .ok_or_else(|| format!("variant '{}' has no {OWN_LOOP} calibration", spec.variant))?;
+    .ok_or_else(|| format!("variant '{}' has no {kind} calibration", spec.variant))?;
     if !matches!(ctx.pass, Pass::Timed) {
         return Err("a calibration cell has only timed forks (no heap or trace pass)".into());
     }
@@ -126,10 +151,18 @@ fn timed<const N: usize>(
         out.runs.push(own_run::<N>(crate_, spec, spec.messages)?);
         ctx.heartbeat();
     }
-    out.notes.push(format!(
-        "{OWN_LOOP}: {crate_} driven by its own API in a plain loop (the lab's messages, \
-         check and placement)"
-    ));
+    out.notes.push(if crate_ == CONTRACT_LOOP {
+        format!(
+            "{CONTRACT_LOOP}: {} through the lab's Handoff contract in a plain loop (the lab's \
+             messages, check and placement, without the harness)",
+            spec.variant
+        )
+    } else {
+        format!(
+            "{OWN_LOOP}: {crate_} driven by its own API in a plain loop (the lab's messages, \
+             check and placement)"
+        )
+    });
     Ok(out)
 }
 
@@ -195,9 +228,23 @@ fn own_run<const N: usize>(
             )?
         }
         "disruptor-rs" => disruptor_run::<N>(&per, &cpus, every, spec.ring_size)?,
+        CONTRACT_LOOP => {
+            let lp = plain::ContractLoop { per: &per, cpus: &cpus, every, batch: spec.batch };
+            crate::measure::variants::dispatch(&spec.settings(), Contract::<N>(lp))??
+        }
         ours => own_loops::run::<N>(ours, spec, &per, &cpus)?,
     };
     Ok(plain::result::<N>(&ends, &per, every))
+}
+
+/// The contract loop ([`CONTRACT_LOOP`]) of the variant the dispatch chose by name.
+struct Contract<'a, const N: usize>(plain::ContractLoop<'a>);
+
+impl<const N: usize> crate::measure::variants::WithHandoff for Contract<'_, N> {
+    type Out = Result<plain::Ends, String>;
+    fn run<H: handoff::Handoff + 'static>(self, handoff: H) -> Self::Out {
+        self.0.run::<H, N>(&handoff)
+    }
 }
 
 /// The disruptor crate's own loop: its producers `publish`, its managed processor thread

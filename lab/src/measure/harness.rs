@@ -103,7 +103,7 @@ pub struct CellSpec {
 }
 
 impl CellSpec {
-    fn settings(&self) -> Settings {
+    pub(crate) fn settings(&self) -> Settings {
         Settings {
             variant: self.variant.clone(),
             wait: self.wait.clone(),

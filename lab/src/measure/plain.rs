@@ -213,3 +213,54 @@ pub(crate) fn ends_from(
         None => Ok(Ends { starts, failures, end: Instant::now(), checker: None }),
     }
 }
+
+/// Any handoff through the lab's contract (`handoff::Handoff`) in a plain loop: each
+/// producer `send`s through its own handle, the consumer takes `recv_batch`es of up to
+/// `batch` (`recv` with 1) into the checker, as the harness's consumer does, and nothing
+/// else: no latency record, no per-thread accounting, no counters. It sits between a
+/// variant's own loop (the crate's own API) and its row in the lab (the contract and the
+/// harness), so that the two steps can be told apart.
+pub(crate) struct ContractLoop<'a> {
+    pub(crate) per: &'a [u64],
+    pub(crate) cpus: &'a Option<Vec<usize>>,
+    pub(crate) every: u64,
+    pub(crate) batch: usize,
+}
+
+impl ContractLoop<'_> {
+    /// One run with `handoff`'s channel, messages of `N` payload bytes.
+    pub(crate) fn run<H: handoff::Handoff, const N: usize>(
+        &self,
+        handoff: &H,
+    ) -> Result<Ends, String> {
+        use handoff::{Consumer as _, Producer as _};
+        let p = self.per.len();
+        let (txs, mut rx) =
+            handoff.open::<Message<N>>(p).map_err(|e| format!("{}: {e}", handoff.name()))?;
+        let barrier = Arc::new(Barrier::new(p + 1));
+        let send = |tx: &mut H::Producer<Message<N>>, m: Message<N>| tx.send(m).is_ok();
+        let producers = spawn_producers(self.per, self.cpus, self.every, &barrier, txs, send);
+        let (cpus0, batch) = (self.cpus.clone(), self.batch.max(1));
+        let consumer = thread::spawn(move || {
+            let pinned = pin(&cpus0, 0);
+            let mut checker = Checker::new(p);
+            barrier.wait();
+            let start = Instant::now();
+            if batch == 1 {
+                while let Some(m) = rx.recv() {
+                    checker.observe(&m);
+                }
+            } else {
+                while rx.recv_batch(batch, |m: Message<N>| checker.observe(&m)) > 0 {}
+            }
+            let end = Instant::now();
+            drop(rx);
+            pinned.map(|()| (start, end, checker))
+        });
+        let joined = join_producers(producers);
+        let (start, end, checker) = consumer.join().map_err(|_| "the consumer panicked")??;
+        let (mut starts, failures) = joined?;
+        starts.push(start);
+        Ok(Ends { starts, failures, end, checker: Some(checker) })
+    }
+}

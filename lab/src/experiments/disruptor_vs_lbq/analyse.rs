@@ -35,6 +35,7 @@ pub(super) fn analyse(a: &DvlArgs, run: &Finished<DisruptorVsLbq>, out: &mut Res
     out.tables = tables::headline_tables(out);
     out.tables.extend(inrun::cost_table(out));
     out.tables.extend(super::calibration::table(out));
+    out.tables.extend(super::split::table(out));
     out.tables.extend(super::dimension::table(out, &allocators::DIMENSION));
     out.tables.extend(super::dimension::table(out, &collectors::DIMENSION));
     if let Some(al) = run_allocators(run) {
@@ -216,6 +217,7 @@ pub(super) fn verdict(r: &Results) -> Vec<String> {
         .collect();
     lines.extend(super::calibration::own_loop_lines(r));
     lines.extend(super::calibration::warnings(r));
+    lines.extend(super::split::lines(r));
     lines
 }
 

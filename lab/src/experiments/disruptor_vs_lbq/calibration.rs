@@ -15,7 +15,7 @@
 
 use super::DvlKey;
 use crate::experiment::Plan;
-use crate::measure::calibration::{kind_of, label_of};
+use crate::measure::calibration::{contract_kind_of, kind_of, label_of};
 use crate::measure::harness::CellSpec;
 use crate::results::{Ratio, Results, Role, Table};
 
@@ -27,37 +27,39 @@ pub const FAST_ABOVE: f64 = 1.1;
 
 /// Puts a calibration cell after every cell whose variant has a calibration kind (traced
 /// twins excepted: their plain cell's calibration serves them; our own variants only with
-/// `ours`), and a (cell, calibration) pair for each.
-pub fn cells(plan: &mut Plan<CellSpec>, ours: bool) {
-    let mut cells = Vec::with_capacity(plan.cells.len() * 2);
-    let mut any = false;
+/// `ours`), and a (cell, calibration) pair for each. With `contract`, a Rust competitor's
+/// cell also gets its contract loop (`<row>/contract-loop`), paired with the row and with
+/// the own loop.
+pub fn cells(plan: &mut Plan<CellSpec>, ours: bool, contract: bool) {
+    let mut cells = Vec::with_capacity(plan.cells.len() * 3);
+    let (mut any, mut any_contract) = (false, false);
     for c in std::mem::take(&mut plan.cells) {
         let is_ours = crate::measure::variants::find(&c.cell.variant).is_some_and(|v| v.ours);
-        let kind =
-            kind_of(&c.cell.variant).filter(|_| c.role != Role::Twin).filter(|_| ours || !is_ours);
-        let mut cal = None;
-        if let Some(kind) = kind {
-            let mut k = c.clone().rekey(|k: &mut DvlKey| k.calibration = Some(kind.to_string()));
-            k.label = label_of(&c.label, kind);
-            k.role = Role::OwnLoop;
-            k.beside = Some(c.label.clone());
-            k.file_stem = format!("{}-{kind}", c.file_stem);
-            k.cell.calibration = Some(kind.to_string());
-            k.cell.sampling_ab_pairs = 0;
-            k.cell.in_run_trace = None;
-            k.heap = false;
-            k.trace = false;
-            let pair = (c.label.clone(), k.label.clone());
+        let calibrated = c.role != Role::Twin && (ours || !is_ours);
+        let own = kind_of(&c.cell.variant).filter(|_| calibrated);
+        let through = contract_kind_of(&c.cell.variant).filter(|_| calibrated && contract);
+        let own = own.map(|kind| calibration_cell(&c, kind, Role::OwnLoop));
+        let through = through.map(|kind| calibration_cell(&c, kind, Role::ContractLoop));
+        let mut pair = |a: &str, b: &str| {
+            let pair = (a.to_string(), b.to_string());
             if !plan.pairs.contains(&pair) {
                 plan.pairs.push(pair);
             }
-            cal = Some(k);
+        };
+        if let Some(k) = &own {
+            pair(&c.label, &k.label);
         }
+        if let Some(t) = &through {
+            pair(&c.label, &t.label);
+            if let Some(k) = &own {
+                pair(&t.label, &k.label);
+            }
+        }
+        any |= own.is_some();
+        any_contract |= through.is_some();
         cells.push(c);
-        if let Some(k) = cal {
-            any = true;
-            cells.push(k);
-        }
+        cells.extend(through);
+        cells.extend(own);
     }
     plan.cells = cells;
     own_loop_pairs(plan);
@@ -70,6 +72,35 @@ pub fn cells(plan: &mut Plan<CellSpec>, ours: bool) {
                 .into(),
         );
     }
+    if any_contract {
+        plan.notes.push(
+            "With --contract-loops on, every Rust row also ran beside its contract loop \
+             (`<row>/contract-loop`: the lab's adapter through the Handoff contract in the own \
+             loops' plain loop, no harness), in the same rounds; the table of the gap's shares \
+             splits each row's gap to its own loop into the contract's and the harness's."
+                .into(),
+        );
+    }
+}
+
+/// The calibration cell of `kind` beside `c`: the same spec and group, untraced, no heap
+/// pass, no sampling pairs.
+fn calibration_cell(
+    c: &crate::experiment::CellPlan<CellSpec>,
+    kind: &str,
+    role: Role,
+) -> crate::experiment::CellPlan<CellSpec> {
+    let mut k = c.clone().rekey(|k: &mut DvlKey| k.calibration = Some(kind.to_string()));
+    k.label = label_of(&c.label, kind);
+    k.role = role;
+    k.beside = Some(c.label.clone());
+    k.file_stem = format!("{}-{kind}", c.file_stem);
+    k.cell.calibration = Some(kind.to_string());
+    k.cell.sampling_ab_pairs = 0;
+    k.cell.in_run_trace = None;
+    k.heap = false;
+    k.trace = false;
+    k
 }
 
 /// Pairs the own loops of every compared pair whose rows both have one (`ring/own-loop`

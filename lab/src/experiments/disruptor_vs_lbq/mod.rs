@@ -14,6 +14,7 @@ mod dimension;
 mod inrun;
 mod plan;
 mod sites;
+mod split;
 mod tables;
 mod why;
 
@@ -182,6 +183,12 @@ pub struct DvlArgs {
     /// check, in the same rounds, paired (the peers and the JVM originals always run theirs).
     #[arg(long, value_enum, default_value = "on")]
     pub own_loops: Switch,
+    /// Each Rust row also beside `<row>/contract-loop`: the lab's adapter through the
+    /// Handoff contract in the own loops' plain loop, no harness, in the same rounds, so
+    /// that a row's gap to its own loop splits into what the contract costs and what the
+    /// harness costs (one more cell per Rust row and P).
+    #[arg(long, value_enum, default_value = "off")]
+    pub contract_loops: Switch,
 }
 
 use allocators::AllocatorArg;

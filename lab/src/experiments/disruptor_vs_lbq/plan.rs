@@ -471,7 +471,8 @@ pub(super) fn plan(a: &DvlArgs, shared: &Shared) -> Result<Plan<CellSpec>, Strin
         notes,
     };
     inrun::twins(shared.trace, &mut plan);
-    super::calibration::cells(&mut plan, a.own_loops == crate::experiment::Switch::On);
+    let on = |s: crate::experiment::Switch| s == crate::experiment::Switch::On;
+    super::calibration::cells(&mut plan, on(a.own_loops), on(a.contract_loops));
     Ok(plan)
 }
 
@@ -520,6 +521,39 @@ mod tests {
         let p = pairs(&waits).expect("a plan");
         assert!(has(&p, "ring[blocking]", "ring[java-blocking]"), "{p:?}");
         assert!(!has(&p, "ring[java-blocking]", "ring[java-blocking]"), "{p:?}");
+    }
+
+    #[test]
+    fn contract_loops_stand_between_each_rust_row_and_its_own_loop_when_asked() {
+        use crate::results::Role;
+        let args = ["--variants", "ring,crossbeam,jvm-lbq", "--producers", "1"];
+        let cli = Cli::try_parse_from(std::iter::once("x").chain(args)).expect("args");
+        let p = plan(&cli.a, &Shared::for_tests()).expect("a plan");
+        assert!(p.cells.iter().all(|c| c.role != Role::ContractLoop), "off by default");
+        let on: Vec<&str> = args.iter().copied().chain(["--contract-loops", "on"]).collect();
+        let cli = Cli::try_parse_from(std::iter::once("x").chain(on)).expect("args");
+        let p = plan(&cli.a, &Shared::for_tests()).expect("a plan");
+        let contract: Vec<(&str, Option<&str>, Option<&str>)> = p
+            .cells
+            .iter()
+            .filter(|c| c.role == Role::ContractLoop)
+            .map(|c| (c.label.as_str(), c.beside.as_deref(), c.cell.calibration.as_deref()))
+            .collect();
+        // The JVM rows do not go through the contract.
+        assert_eq!(
+            contract,
+            [
+                ("ring/contract-loop", Some("ring"), Some("contract-loop")),
+                ("crossbeam/contract-loop", Some("crossbeam"), Some("contract-loop")),
+            ]
+        );
+        for v in ["ring", "crossbeam"] {
+            let (row, con, own) =
+                (v.to_string(), format!("{v}/contract-loop"), format!("{v}/own-loop"));
+            assert!(has(&p.pairs, &row, &con) && has(&p.pairs, &con, &own), "{:?}", p.pairs);
+            assert!(has(&p.pairs, &row, &own), "{:?}", p.pairs);
+        }
+        assert!(!p.pairs.iter().any(|(a, _)| a == "jvm-lbq/contract-loop"));
     }
 
     #[test]

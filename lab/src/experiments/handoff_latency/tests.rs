@@ -364,8 +364,14 @@ fn a_blocking_consumer_at_a_low_rate_sleeps_and_each_wake_up_is_timed() {
     });
     // The recorded run is the schedule's first 20 ms: 20 messages due 1 ms apart.
     assert_eq!((w.runs, w.taken), (1, 20), "{w:?}");
-    // Nearly every message finds the consumer asleep: it has 1 ms to wait for each.
-    assert!(d.count >= 15 && d.count <= w.off_cpu, "{w:?}");
+    // The consumer slept and each sleep's wake-up was timed.
+    assert!(d.count >= 1 && d.count <= w.off_cpu, "{w:?}");
+    // Where wake-ups take well under the 1 ms between messages, nearly every message finds
+    // the consumer asleep. A loaded machine wakes it late (milliseconds), and it then finds
+    // several messages waiting and sleeps once for all of them.
+    if d.p50_ns < 500 * US {
+        assert!(d.count >= 15, "{w:?}");
+    }
     assert!(d.p50_ns > 0 && d.p50_ns <= d.p99_ns && d.p99_ns <= d.max_ns, "{w:?}");
     let merged = super::run::WakeRun::merge(&[&w, &w]).unwrap();
     let m = merged.wake_to_run.unwrap();
