@@ -22,3 +22,23 @@ pub fn from_json(json: &Path) -> Result<PathBuf, String> {
     std::fs::write(&twin, &converted.bytes).map_err(|e| format!("{}: {e}", twin.display()))?;
     Ok(twin)
 }
+
+/// Gives every `*.trace.json` directly in `dir` that has none its `.pftrace` (the traces
+/// that experiments write, move or rename as JSON after the recorder's dump: the slowest
+/// messages' journeys, the in-run forks' dumps, trace-overhead's files). Returns a note per
+/// trace that could not be converted.
+pub fn complete_dir(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut jsons: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".trace.json")))
+        .filter(|p| !pftrace::twin_path(p).exists())
+        .collect();
+    jsons.sort();
+    jsons
+        .iter()
+        .filter_map(|p| from_json(p).err())
+        .map(|e| format!("a trace's .pftrace not written: {e}"))
+        .collect()
+}

@@ -48,12 +48,26 @@ pub fn row_files(r: &Results) -> Vec<RowFiles<'_>> {
         .collect()
 }
 
-/// A file's links: a trace opens in Perfetto through `lab view` (and as the file itself); a
-/// heap file is the file, to load in dh_view.
+/// A file's links: a trace opens in Perfetto through `lab view` (and as the file itself),
+/// its native `.pftrace` twin first (every JSON trace the lab writes has one); a heap file
+/// is the file, to load in dh_view.
 fn file_links(files: &[&str]) -> String {
     let mut s = String::new();
     for f in files {
         let href = e(&links::encode_path(f));
+        if let Some(twin) = links::twin_of(f) {
+            let _ = write!(
+                s,
+                "<span class=\"files\"><a class=\"trace\" data-file=\"{}\" href=\"{}\" title=\"open \
+                 the native Perfetto trace in Perfetto (via lab view), while it serves this \
+                 folder\">pftrace ⧉</a> <a class=\"trace-file\" href=\"{}\" title=\"{}\">file</a>\
+                 </span> ",
+                e(&twin),
+                e(&links::perfetto_link(links::DEFAULT_PORT, &twin)),
+                e(&links::encode_path(&twin)),
+                e(&twin)
+            );
+        }
         let _ = match links::kind(f) {
             FileKind::Trace => write!(
                 s,
