@@ -1,9 +1,10 @@
 //! A Chrome JSON trace as native Perfetto packets, for the traces the lab writes as JSON
 //! first (the full capture's tracing-chrome file, the JVM's trace from JFR). It reads the
 //! events those writers emit: `M` (`process_name`, `thread_name`), `X`, `B`/`E`, `i`/`I`,
-//! `C` (a counter track per numeric argument, `"<name> <arg>"` as Perfetto's JSON importer
-//! names it) and flows `s`/`f`, each end bound to the slice open at its time on its thread
-//! (the deepest, as Perfetto binds them). A `tid` that is no kernel thread id (negative or
+//! `C` (a counter track named by the event; by `"<name> <arg>"`, as Perfetto's JSON
+//! importer names them, where it has several numeric arguments) and flows `s`/`f`, each
+//! end bound to the slice open at its time on its thread (the deepest, as Perfetto binds
+//! them). A `tid` that is no kernel thread id (negative or
 //! above `i32::MAX`: the JVM trace's `GC` and `Safepoints` rows) becomes a named track of
 //! its process. Other phases are skipped and counted.
 
@@ -85,13 +86,14 @@ struct Gathered {
 }
 
 impl Gathered {
-    fn read(events: &[Value]) -> Gathered {
+    fn read(events: &[Value], pid_as: Option<i64>) -> Gathered {
         let mut g = Gathered::default();
         let mut open: HashMap<Key, Vec<(u64, Event)>> = HashMap::new();
         let mut flow_ids: HashMap<(String, String, String), u64> = HashMap::new();
         for e in events {
-            let pid = e["pid"].as_i64().unwrap_or(0);
-            let key = (pid, e["tid"].as_i64().unwrap_or(pid));
+            let own = e["pid"].as_i64().unwrap_or(0);
+            let pid = pid_as.unwrap_or(own);
+            let key = (pid, e["tid"].as_i64().unwrap_or(own));
             let ts = ns(&e["ts"]);
             match (e["ph"].as_str().unwrap_or(""), ts) {
                 ("M", _) => g.metadata(e, key),
@@ -143,10 +145,14 @@ impl Gathered {
     fn counter(&mut self, e: &Value, pid: i64, ts: u64) {
         let name = e["name"].as_str().unwrap_or("");
         let Value::Object(args) = &e["args"] else { return };
-        for (k, v) in args {
-            if let Some(v) = v.as_f64().filter(|v| v.is_finite()) {
-                self.counters.entry((pid, format!("{name} {k}"))).or_default().push((ts, v));
-            }
+        let numeric: Vec<(&String, f64)> = args
+            .iter()
+            .filter_map(|(k, v)| Some((k, v.as_f64().filter(|v| v.is_finite())?)))
+            .collect();
+        let one = numeric.len() == 1;
+        for (k, v) in numeric {
+            let track = if one { name.to_owned() } else { format!("{name} {k}") };
+            self.counters.entry((pid, track)).or_default().push((ts, v));
         }
     }
 
@@ -172,12 +178,15 @@ impl Gathered {
 }
 
 /// Converts the events of a Chrome JSON trace (`{"traceEvents": […]}` or a bare array).
-pub fn convert(doc: &Value, seq: u32) -> Converted {
+/// `pid_as` puts every event in that process instead of the one it names (tracing-chrome
+/// writes `pid` 1 whatever the process, which in a trace with the kernel's records is
+/// `init`).
+pub fn convert(doc: &Value, seq: u32, pid_as: Option<i64>) -> Converted {
     let events: &[Value] = match doc {
         Value::Array(a) => a,
         other => other["traceEvents"].as_array().map_or(&[], Vec::as_slice),
     };
-    let mut g = Gathered::read(events);
+    let mut g = Gathered::read(events, pid_as);
     g.bind_flows();
     let mut b = TraceBuilder::new(seq, 0);
     let mut processes: BTreeMap<i64, Track> = BTreeMap::new();
@@ -249,7 +258,7 @@ mod tests {
             {"ph": "C", "pid": 5, "tid": 7, "ts": 2.0, "name": "depth", "args": {"value": 3}},
             {"ph": "b", "pid": 5, "tid": 7, "ts": 2.0, "name": "async", "id": 1},
         ]});
-        let c = convert(&doc, 1);
+        let c = convert(&doc, 1, None);
         assert_eq!((c.slices, c.skipped, c.unmatched, c.not_nested), (3, 1, 0, 0));
         let trace: crate::protos::Trace = prost::Message::decode(c.bytes.as_slice()).unwrap();
         let events: Vec<_> = trace

@@ -103,6 +103,8 @@ pub fn annotate_twin(
                 pftrace::ArgValue::U64(n) => Some(*n as f64),
                 pftrace::ArgValue::I64(n) => Some(*n as f64),
                 pftrace::ArgValue::F64(n) => Some(*n),
+                // tracing-chrome writes a number field as its Debug text.
+                pftrace::ArgValue::Str(s) => s.trim_matches('"').parse().ok(),
                 _ => None,
             })?;
             Some((mono, t.ts as f64))

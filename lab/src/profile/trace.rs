@@ -113,7 +113,7 @@ impl RecorderHook {
                 // `finish` streams out the rest and repairs the file for Perfetto.
                 let path = g.path().to_path_buf();
                 g.finish().map_err(|e| format!("finishing the full capture: {e}"))?;
-                crate::profile::twin::from_json(&path)
+                crate::profile::twin::from_own_json(&path)
                     .map_err(|e| format!("the full capture's .pftrace: {e}"))?;
                 Ok("full: every event captured and repaired".to_string())
             }

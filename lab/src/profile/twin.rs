@@ -14,10 +14,20 @@ const CONVERTED_SEQ: u32 = 2;
 
 /// Writes the `.pftrace` of the JSON trace at `json`, converted; returns its path.
 pub fn from_json(json: &Path) -> Result<PathBuf, String> {
+    convert(json, None)
+}
+
+/// As [`from_json`], for a trace of this process whose events name another pid (the full
+/// capture's: tracing-chrome writes pid 1), so that the kernel's records join it.
+pub fn from_own_json(json: &Path) -> Result<PathBuf, String> {
+    convert(json, Some(i64::from(std::process::id())))
+}
+
+fn convert(json: &Path, pid_as: Option<i64>) -> Result<PathBuf, String> {
     let text = std::fs::read(json).map_err(|e| format!("{}: {e}", json.display()))?;
     let doc: serde_json::Value = serde_json::from_slice(&text)
         .map_err(|e| format!("{}: not a JSON trace ({e})", json.display()))?;
-    let converted = pftrace::chrome::convert(&doc, CONVERTED_SEQ);
+    let converted = pftrace::chrome::convert(&doc, CONVERTED_SEQ, pid_as);
     let twin = pftrace::twin_path(json);
     std::fs::write(&twin, &converted.bytes).map_err(|e| format!("{}: {e}", twin.display()))?;
     Ok(twin)
