@@ -1,5 +1,6 @@
 //! The lab's recorders: a flight recorder (always-on, bounded, dumped when asked) and a full
-//! streaming capture, both written as Chrome Trace Event JSON for Perfetto.
+//! streaming capture, both written as Chrome Trace Event JSON for Perfetto (the flight
+//! recorder's dumps also as a native Perfetto trace, `.pftrace`).
 //!
 //! # Flight recorder ([`install_flight`], [`subscriber`], [`layer()`])
 //! Modelled on Java Flight Recorder with `disk=false`: thread-local buffers, a circular
@@ -54,6 +55,12 @@
 //!   span to the `consume` span with the same `flow` id when both are still recorded (a
 //!   consume pairs with the latest earlier publish of its id: ids repeat across runs). Tids
 //!   are numbered from 1 (Perfetto merges tid 0 with tid 1). Loss counts go in `otherData`.
+//!   Beside it (`x.trace.json` → `x.pftrace`) the same window of records is written as a
+//!   native Perfetto trace with the `pftrace` crate (`native.rs`): the same slices,
+//!   instants, counters (on counter tracks) and flow pairs, names interned, each thread
+//!   named by the kernel's tid (read once, when the thread takes its ring) so that the
+//!   scheduler's records, added later as ftrace packets, join its track. Both are written
+//!   at dump time only; the record path does not change.
 //!   The record path's cost per event and per span is timed by `benches/bench_main.rs`
 //!   (the direct path, the subscriber, the layer on a registry, tracing-chrome, no
 //!   subscriber, against an empty loop and a bare clock read, beside other recorders'

@@ -33,6 +33,9 @@
 //!   zero-length `woken` slice there. Bound to the `off-cpu` slice itself, which starts
 //!   before the wake-up, the arrow came out reversed in Perfetto (its flow table had the
 //!   `off-cpu` slice as the source).
+//! * The trace's native twin (`.pftrace`, where there is one) gets the recorder's own
+//!   records instead, as ftrace packets from which Perfetto draws thread states and CPU
+//!   tracks ([`crate::profile::ftrace`]), on the same clock line.
 //! * Where recording is impossible the file's `otherData.sched` and the outcome's
 //!   `off_cpu_note` say why; the run goes on.
 
