@@ -52,3 +52,32 @@ pub fn complete_dir(dir: &Path) -> Vec<String> {
         .map(|e| format!("a trace's .pftrace not written: {e}"))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_trace_left_without_a_twin_gets_one() {
+        let dir = std::env::temp_dir().join(format!("lab-twin-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let json = dir.join("a.slowest.trace.json");
+        std::fs::write(
+            &json,
+            r#"{"traceEvents":[
+              {"ph":"M","pid":3,"tid":4,"name":"thread_name","args":{"name":"consumer"}},
+              {"ph":"X","pid":3,"tid":4,"ts":1.5,"dur":2,"name":"in the channel","cat":"lab"}]}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("broken.trace.json"), "{").unwrap();
+        std::fs::write(dir.join("results.json"), "{}").unwrap();
+        let notes = complete_dir(&dir);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("broken.trace.json"), "{notes:?}");
+        let packets = pftrace::edit::read(&dir.join("a.slowest.pftrace")).unwrap();
+        assert_eq!(pftrace::edit::threads(&packets), vec![(3, 4, "consumer".to_string())]);
+        assert!(!dir.join("results.pftrace").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
