@@ -23,11 +23,16 @@ pub fn read(path: &Path) -> io::Result<Vec<TracePacket>> {
     Ok(trace.packet)
 }
 
-/// Writes `packets` to `path` as a `Trace` (through a temporary file, renamed).
+/// Writes `packets` to `path` as a `Trace`, through a temporary file renamed over it, so
+/// that a failed write (a full disk) leaves the old file whole and no temporary behind.
 pub fn write(path: &Path, packets: Vec<TracePacket>) -> io::Result<()> {
     let tmp = path.with_extension("pftrace.tmp");
-    std::fs::write(&tmp, crate::encode(packets))?;
-    std::fs::rename(&tmp, path)
+    let done =
+        std::fs::write(&tmp, crate::encode(packets)).and_then(|()| std::fs::rename(&tmp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
 }
 
 /// An instant taken out: its time and its arguments.
