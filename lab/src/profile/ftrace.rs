@@ -18,7 +18,10 @@
 //!   records never switched in (another process's thread, switched in by such an idle
 //!   task) gets its missing switch-in at the same time, just before it: the latest it can
 //!   have been, so nothing is shown running that was not; otherwise Perfetto counts the
-//!   switch as `mismatched_sched_switch_tids`.
+//!   switch as `mismatched_sched_switch_tids`. A `sched_waking` emitted by a thread the
+//!   switches do not have on its CPU gets the same: the `.pftrace` writes switches and
+//!   wakings in Perfetto's compact form ([`pftrace::ftrace::compact`]), which leaves out the
+//!   switched-out thread and the waker and lets Perfetto read both from the CPU's switches.
 //! * The lab's thread tracks in the `.pftrace` carry the kernel's tids where the recorder
 //!   knew them (the flight recorder reads them; the JVM's trace uses them), so the records
 //!   join those tracks as they are. A track whose tid is none of the recorded process's
@@ -155,6 +158,39 @@ fn comm(names: &HashMap<u32, String>, tid: u32, cpu: u32) -> String {
     }
 }
 
+/// A switch the recorder did not see: `prev` (whom the CPU's switches had there) out, still
+/// runnable as far as anyone knows, and `next` (tid, comm, prio) in.
+fn added_switch(
+    names: &HashMap<u32, String>,
+    cpu: u32,
+    prev: u32,
+    (next, next_comm, next_prio): (u32, String, i32),
+) -> Sched {
+    Sched::Switch {
+        prev_comm: comm(names, prev, cpu),
+        prev_pid: prev as i32,
+        prev_prio: 120,
+        prev_state: 0,
+        next_comm,
+        next_pid: next as i32,
+        next_prio,
+    }
+}
+
+/// A `sched_waking` or `sched_wakeup` as its ftrace record's fields.
+fn wake(ev: &SchedEvent) -> Sched {
+    match &ev.kind {
+        SchedKind::Waking(w) | SchedKind::Wakeup(w) => Sched::Wake {
+            comm: w.comm.clone(),
+            pid: w.pid as i32,
+            prio: w.prio,
+            target_cpu: w.target_cpu as i32,
+            completed: matches!(ev.kind, SchedKind::Wakeup(_)),
+        },
+        _ => unreachable!("wake() of a switch"),
+    }
+}
+
 /// The recorder's events as ftrace records on the trace's clock, in time order.
 fn records(
     events: &[SchedEvent],
@@ -169,6 +205,7 @@ fn records(
     let mut stats = FtraceStats::default();
     for ev in order {
         let Ok(ts) = u64::try_from(clock.to_trace(ev.time_ns)) else { continue };
+        let at = |sched| Record { ts, cpu: ev.cpu, tid: ev.tid, sched };
         let sched = match &ev.kind {
             SchedKind::Switch(s) => {
                 let before = running.insert(ev.cpu, s.next_pid);
@@ -176,20 +213,8 @@ fn records(
                     // The switch into `prev_pid` was never recorded (see the module docs):
                     // it is put at the latest time it can have been, this switch-out.
                     stats.switches_added += 1;
-                    out.push(Record {
-                        ts,
-                        cpu: ev.cpu,
-                        tid: prev,
-                        sched: Sched::Switch {
-                            prev_comm: comm(names, prev, ev.cpu),
-                            prev_pid: prev as i32,
-                            prev_prio: 120,
-                            prev_state: 0,
-                            next_comm: s.prev_comm.clone(),
-                            next_pid: s.prev_pid as i32,
-                            next_prio: s.prev_prio,
-                        },
-                    });
+                    let next = (s.prev_pid, s.prev_comm.clone(), s.prev_prio);
+                    out.push(at(added_switch(names, ev.cpu, prev, next)));
                 }
                 Sched::Switch {
                     prev_comm: s.prev_comm.clone(),
@@ -201,32 +226,28 @@ fn records(
                     next_prio: s.next_prio,
                 }
             }
-            SchedKind::Waking(w) | SchedKind::Wakeup(w) => Sched::Wake {
-                comm: w.comm.clone(),
-                pid: w.pid as i32,
-                prio: w.prio,
-                target_cpu: w.target_cpu as i32,
-                completed: matches!(ev.kind, SchedKind::Wakeup(_)),
-            },
+            SchedKind::Waking(_) => {
+                // Its emitter was running (see the module docs), and Perfetto reads the
+                // waker of a compact waking from the CPU's switches: they must say so.
+                let before = running.insert(ev.cpu, ev.tid);
+                if before != Some(ev.tid) {
+                    stats.switches_added += 1;
+                    let next = (ev.tid, comm(names, ev.tid, ev.cpu), 120);
+                    out.push(at(added_switch(names, ev.cpu, before.unwrap_or(0), next)));
+                }
+                wake(ev)
+            }
+            SchedKind::Wakeup(_) => wake(ev),
             SchedKind::SwitchIn => {
-                let prev = running.get(&ev.cpu).copied().unwrap_or(0);
+                let prev = running.insert(ev.cpu, ev.tid).unwrap_or(0);
                 if prev == ev.tid {
                     continue;
                 }
-                running.insert(ev.cpu, ev.tid);
                 stats.switches_added += 1;
-                Sched::Switch {
-                    prev_comm: comm(names, prev, ev.cpu),
-                    prev_pid: prev as i32,
-                    prev_prio: 120,
-                    prev_state: 0,
-                    next_comm: comm(names, ev.tid, ev.cpu),
-                    next_pid: ev.tid as i32,
-                    next_prio: 120,
-                }
+                added_switch(names, ev.cpu, prev, (ev.tid, comm(names, ev.tid, ev.cpu), 120))
             }
         };
-        out.push(Record { ts, cpu: ev.cpu, tid: ev.tid, sched });
+        out.push(at(sched));
     }
     stats.records = out.len() as u64;
     (out, stats)
@@ -269,9 +290,27 @@ mod tests {
             SchedEvent { time_ns: 1401, cpu: 1, pid: 8, tid: 8, kind: SchedKind::SwitchIn },
             // 9 leaves CPU 1, where 8 ran last: its switch-in goes just before.
             switch(1500, 1, 9, 0),
+            // 9 wakes 7 from CPU 0, where the idle task ran last: 9 is switched in first.
+            SchedEvent {
+                time_ns: 1600,
+                cpu: 0,
+                pid: 9,
+                tid: 9,
+                kind: SchedKind::Waking(sched_recorder::Wakeup {
+                    comm: "consumer".into(),
+                    pid: 7,
+                    prio: 120,
+                    target_cpu: 0,
+                    waker: 9,
+                }),
+            },
         ];
         let (recs, stats) = records(&events, &names, &clock);
-        assert_eq!(stats, FtraceStats { records: 6, switches_added: 2 });
+        assert_eq!(stats, FtraceStats { records: 8, switches_added: 3 });
+        match (&recs[6].sched, &recs[7].sched) {
+            (Sched::Switch { prev_pid: 0, next_pid: 9, .. }, Sched::Wake { pid: 7, .. }) => {}
+            other => panic!("not the switch before the waking: {other:?}"),
+        }
         match &recs[4].sched {
             Sched::Switch { prev_pid: 8, next_pid: 9, .. } => assert_eq!(recs[4].ts, 500),
             other => panic!("not the inferred switch: {other:?}"),

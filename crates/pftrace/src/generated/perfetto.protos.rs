@@ -478,6 +478,48 @@ pub struct FtraceEventBundle {
     pub event: ::prost::alloc::vec::Vec<FtraceEvent>,
     #[prost(bool, optional, tag = "3")]
     pub lost_events: ::core::option::Option<bool>,
+    #[prost(message, optional, tag = "4")]
+    pub compact_sched: ::core::option::Option<ftrace_event_bundle::CompactSched>,
+}
+/// Nested message and enum types in `FtraceEventBundle`.
+pub mod ftrace_event_bundle {
+    /// sched_switch and sched_waking with the fields Perfetto can infer left out: the thread
+    /// switched out (and a waking's emitter) is whoever the CPU's previous switch put there.
+    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+    pub struct CompactSched {
+        /// Interned table of unique strings for this bundle.
+        #[prost(string, repeated, tag = "5")]
+        pub intern_table: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+        /// Delta-encoded timestamps across all sched_switch events within this
+        /// bundle. The first is absolute, each next one is relative to its
+        /// predecessor.
+        #[prost(uint64, repeated, tag = "1")]
+        pub switch_timestamp: ::prost::alloc::vec::Vec<u64>,
+        #[prost(int64, repeated, tag = "2")]
+        pub switch_prev_state: ::prost::alloc::vec::Vec<i64>,
+        #[prost(int32, repeated, tag = "3")]
+        pub switch_next_pid: ::prost::alloc::vec::Vec<i32>,
+        #[prost(int32, repeated, tag = "4")]
+        pub switch_next_prio: ::prost::alloc::vec::Vec<i32>,
+        /// Index into intern_table of each event's next_comm.
+        #[prost(uint32, repeated, tag = "6")]
+        pub switch_next_comm_index: ::prost::alloc::vec::Vec<u32>,
+        /// Delta-encoded timestamps across all sched_waking events within this
+        /// bundle, as switch_timestamp.
+        #[prost(uint64, repeated, tag = "7")]
+        pub waking_timestamp: ::prost::alloc::vec::Vec<u64>,
+        #[prost(int32, repeated, tag = "8")]
+        pub waking_pid: ::prost::alloc::vec::Vec<i32>,
+        #[prost(int32, repeated, tag = "9")]
+        pub waking_target_cpu: ::prost::alloc::vec::Vec<i32>,
+        #[prost(int32, repeated, tag = "10")]
+        pub waking_prio: ::prost::alloc::vec::Vec<i32>,
+        /// Index into intern_table of each event's comm.
+        #[prost(uint32, repeated, tag = "11")]
+        pub waking_comm_index: ::prost::alloc::vec::Vec<u32>,
+        #[prost(uint32, repeated, tag = "12")]
+        pub waking_common_flags: ::prost::alloc::vec::Vec<u32>,
+    }
 }
 /// protos/perfetto/trace/ftrace/ftrace_event.proto
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
