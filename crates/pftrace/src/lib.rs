@@ -132,10 +132,13 @@ impl Interner {
     }
 }
 
-/// One packet sequence of track descriptors and track events, encoded as a `Trace`.
+/// One packet sequence of track descriptors and track events, encoded as a `Trace`. Each
+/// packet is encoded as it is made (a `Trace` is its packets one after another, each as
+/// field 1), so a dump holds bytes, not message structs, in memory.
 pub struct TraceBuilder {
     seq: u32,
-    packets: Vec<TracePacket>,
+    bytes: Vec<u8>,
+    packets: usize,
     names: Interner,
     categories: Interner,
     arg_names: Interner,
@@ -146,7 +149,7 @@ impl std::fmt::Debug for TraceBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TraceBuilder")
             .field("seq", &self.seq)
-            .field("packets", &self.packets.len())
+            .field("packets", &self.packets)
             .finish()
     }
 }
@@ -157,7 +160,8 @@ impl TraceBuilder {
     pub fn new(seq: u32, uuid_base: u64) -> TraceBuilder {
         TraceBuilder {
             seq: seq.max(1),
-            packets: Vec::new(),
+            bytes: Vec::new(),
+            packets: 0,
             names: Interner::default(),
             categories: Interner::default(),
             arg_names: Interner::default(),
@@ -167,12 +171,12 @@ impl TraceBuilder {
 
     fn packet(&mut self, data: Data, timestamp: Option<u64>) {
         let mut flags = SequenceFlags::SeqNeedsIncrementalState as u32;
-        let first = self.packets.is_empty();
+        let first = self.packets == 0;
         if first {
             flags |= SequenceFlags::SeqIncrementalStateCleared as u32;
         }
         let interned = self.take_interned();
-        self.packets.push(TracePacket {
+        let packet = TracePacket {
             timestamp,
             data: Some(data),
             optional_trusted_packet_sequence_id: Some(
@@ -182,7 +186,10 @@ impl TraceBuilder {
             sequence_flags: Some(flags),
             first_packet_on_sequence: first.then_some(true),
             ..TracePacket::default()
-        });
+        };
+        // Field 1 of `Trace` (`repeated TracePacket packet = 1`), as prost encodes it.
+        prost::encoding::message::encode(1, &packet, &mut self.bytes);
+        self.packets += 1;
     }
 
     fn take_interned(&mut self) -> Option<InternedData> {
@@ -324,14 +331,16 @@ impl TraceBuilder {
         self.packet(Data::TrackEvent(te), Some(ts));
     }
 
-    /// The packets so far, for [`edit`] or to encode with others.
+    /// The packets so far, decoded (for [`edit`] and tests).
     pub fn into_packets(self) -> Vec<TracePacket> {
-        self.packets
+        <Trace as prost::Message>::decode(self.bytes.as_slice())
+            .expect("the builder's own encoding decodes")
+            .packet
     }
 
     /// The packets as a `Trace`, encoded.
     pub fn encode(self) -> Vec<u8> {
-        encode(self.packets)
+        self.bytes
     }
 }
 
