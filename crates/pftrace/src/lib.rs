@@ -18,14 +18,14 @@
 //!   [`ThreadEvents`] orders one track's slices and instants so that every begin has its
 //!   end and children nest inside their parents, as Perfetto requires.
 //! * [`ftrace`]: the kernel's `sched_switch`, `sched_wakeup` and `sched_waking` records as
-//!   `FtraceEventBundle` packets, one per CPU, from which Perfetto builds `thread_state`
-//!   and its CPU tracks.
+//!   `FtraceEventBundle` packets, one per CPU (switches and wakings in Perfetto's compact
+//!   form), from which Perfetto builds `thread_state` and its CPU tracks.
 //! * [`chrome`]: a Chrome JSON trace (the events the lab writes: `X`, `B`/`E`, `i`, `C`,
 //!   `M`, `s`/`f` flows) turned into the same packets, for the traces written as JSON by
 //!   other code (the full capture's tracing-chrome file, the JVM's trace from JFR).
-//! * [`edit`]: reading a written `.pftrace` back, dropping instants by name and appending
-//!   packets (a protobuf `Trace` is its packets one after another, so appending is
-//!   concatenating).
+//! * [`edit`]: reading a written `.pftrace` back, taking out instants by name (the
+//!   interned names they carried handed on to the next packet of their sequence) and
+//!   writing it again with more packets.
 //!
 //! # Clock
 //! Timestamps are written as given, in nanoseconds, with no clock id: Perfetto then takes
@@ -35,15 +35,16 @@
 //!
 //! # Why a subset generated here, not a crate of all of Perfetto's protos
 //! The crates on crates.io that carry Perfetto's protos were tried: `perfetto_protos`
-//! (rust-protobuf, all ~400 of Perfetto's proto files) took minutes and hundreds of MB to
-//! build on the lab's two-core machines; `tracing-perfetto-sdk-schema` and
-//! `perfetto-trace-proto` (prost) run `prost-build` on all of Perfetto's protos at build
-//! time, which needs a system `protoc` on every machine that builds the lab. Generating
-//! once, from the messages the lab writes, keeps `prost` as the only dependency; the
-//! test `tests/generated.rs` regenerates the code (with `protox`, a protobuf compiler in
-//! Rust, and `prost-build`) and fails if the committed file differs. The messages keep
-//! Perfetto's package and names, so moving to one of those crates later changes the
-//! `use` lines only.
+//! (rust-protobuf: all of Perfetto's proto files, with reflection code) adds by far the
+//! longest and largest build of the workspace on the lab's two-core machines;
+//! `tracing-perfetto-sdk-schema` and `perfetto-trace-proto` (prost) run `prost-build` on all
+//! of Perfetto's protos at build time, which needs a system `protoc` on every machine that
+//! builds the lab, and in CI before its first build; `tracing-perfetto` keeps its
+//! generated messages private. Generating once, from the messages the lab writes, keeps
+//! `prost` (and `serde_json`, for [`chrome`]) the only dependencies; the test
+//! `tests/generated.rs` regenerates the code (with `protox`, a protobuf compiler in Rust,
+//! and `prost-build`) and fails if the committed file differs. The messages keep Perfetto's
+//! package and names, so moving to one of those crates later changes the `use` lines only.
 //!
 //! Sources: Perfetto's `protos/perfetto/trace/` (trace_packet, track_event/, ftrace/,
 //! interned_data/, clock_snapshot) and its docs on TrackEvent ("Converting arbitrary
