@@ -60,7 +60,7 @@ fn file_links(files: &[&str]) -> String {
                 s,
                 "<span class=\"files\"><a class=\"trace\" data-file=\"{}\" href=\"{}\" title=\"open \
                  the native Perfetto trace in Perfetto (via lab view), while it serves this \
-                 folder\">pftrace ⧉</a> <a class=\"trace-file\" href=\"{}\" title=\"{}\">file</a>\
+                 folder\">trace ⧉</a> <a class=\"trace-file\" href=\"{}\" title=\"{}\">pftrace</a>\
                  </span> ",
                 e(&twin),
                 e(&links::perfetto_link(links::DEFAULT_PORT, &twin)),
@@ -71,8 +71,8 @@ fn file_links(files: &[&str]) -> String {
         let _ = match links::kind(f) {
             FileKind::Trace => write!(
                 s,
-                "<span class=\"files\"><a class=\"trace\" data-file=\"{}\" href=\"{}\" title=\"open in \
-                 Perfetto (via lab view), while it serves this folder\">trace ⧉</a> \
+                "<span class=\"files\"><a class=\"trace\" data-file=\"{}\" href=\"{}\" title=\"open the \
+                 Chrome JSON trace in Perfetto (via lab view), while it serves this folder\">json ⧉</a> \
                  <a class=\"trace-file\" href=\"{href}\" title=\"{}\">json</a></span> ",
                 e(f),
                 e(&links::perfetto_link(links::DEFAULT_PORT, f)),
