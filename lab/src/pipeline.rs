@@ -117,6 +117,8 @@ impl<E: Experiment> Registered for Entry<E> {
             out.status = "failed".into();
             out.notes.push(format!("The analysis failed after measuring: {why}"));
         }
+        // Every JSON trace the run left gets its native Perfetto twin.
+        out.notes.extend(crate::profile::twin::complete_dir(&dir));
         crate::report::emit(&out, &dir, default_location, shared.details).map_err(Error::Failed)?;
         if analysed.is_err() {
             return Err(Error::Failed(format!(

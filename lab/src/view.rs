@@ -16,7 +16,8 @@
 
 use crate::error::Error;
 use crate::report::links::{
-    encode_path, html_escape, kind, perfetto_link, FileKind, DEFAULT_PORT, PERFETTO_ORIGIN,
+    encode_path, html_escape, kind, native_first, perfetto_link, FileKind, DEFAULT_PORT,
+    PERFETTO_ORIGIN,
 };
 use clap::Args;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -192,13 +193,26 @@ fn print_links(
     if let Some(f) = focus {
         ordered.sort_by_key(|n| n.as_str() != f);
     }
-    let traces: Vec<&&String> = ordered.iter().filter(|n| kind(n) == FileKind::Trace).collect();
+    let mut traces: Vec<&String> =
+        ordered.iter().copied().filter(|n| kind(n) == FileKind::Trace).collect();
+    // The focused file's stem first, then by stem; each `.pftrace` before its JSON twin.
+    native_first(&mut traces);
+    if let Some(f) = focus {
+        let stem = |n: &str| {
+            n.strip_suffix(".pftrace")
+                .or_else(|| n.strip_suffix(".trace.json"))
+                .unwrap_or(n)
+                .to_owned()
+        };
+        let fs = stem(f);
+        traces.sort_by_key(|n| stem(n) != fs);
+    }
     let heaps: Vec<&&String> = ordered.iter().filter(|n| kind(n) == FileKind::Heap).collect();
     if files.iter().any(|f| f == "report.html") {
         *out += &format!("report: http://127.0.0.1:{port}/report.html\n");
     }
     if traces.is_empty() {
-        *out += "no trace files (*.trace.json) in this folder\n";
+        *out += "no trace files (*.pftrace, *.trace.json) in this folder\n";
     } else {
         *out += "traces, open in Perfetto:\n";
         for t in &traces {
@@ -572,6 +586,9 @@ mod tests {
         assert_eq!(decode_path("/a%20b%5B1%5D.json").as_deref(), Some("/a b[1].json"));
         assert_eq!(kind("x.dhat-heap.json"), FileKind::Heap);
         assert_eq!(kind("x.trace.json"), FileKind::Trace);
+        assert_eq!(kind("x.pftrace"), FileKind::Trace);
+        assert_eq!(crate::report::links::twin_of("a.b.trace.json").as_deref(), Some("a.b.pftrace"));
+        assert_eq!(crate::report::links::twin_of("x.pftrace"), None);
         assert_eq!(kind("results.json"), FileKind::Other);
     }
 
@@ -591,5 +608,22 @@ mod tests {
         assert_eq!(newest_run(&base), Some(new));
         assert_eq!(newest_run(&base.join("none")), None);
         let _ = std::fs::remove_dir_all(base);
+    }
+
+    #[test]
+    fn the_native_trace_is_offered_before_its_json_twin() {
+        let files: Vec<String> =
+            ["b.trace.json", "a.trace.json", "a.pftrace", "b.pftrace", "report.html"]
+                .map(String::from)
+                .to_vec();
+        let mut out = String::new();
+        let first = print_links(&mut out, Path::new("/x"), &files, None, 9001);
+        assert_eq!(first.as_deref(), Some(perfetto_link(9001, "a.pftrace").as_str()));
+        let at = |f: &str| out.find(&format!("  {f}\n")).unwrap_or_else(|| panic!("{f}: {out}"));
+        assert!(at("a.pftrace") < at("a.trace.json") && at("a.trace.json") < at("b.pftrace"));
+        assert!(at("b.pftrace") < at("b.trace.json"), "{out}");
+        let mut out = String::new();
+        let first = print_links(&mut out, Path::new("/x"), &files, Some("b.trace.json"), 9001);
+        assert_eq!(first.as_deref(), Some(perfetto_link(9001, "b.pftrace").as_str()));
     }
 }

@@ -12,8 +12,9 @@
 //!    its main chart first after the headline, drawn as results.json stores it (screenshots
 //!    `<target>/test-artifacts/report-<experiment>.png`);
 //!  - one of its traces opens in the Perfetto UI (served offline, same origin) and shows the
-//!    lab's thread tracks (`tools/viewers/check-browser.mjs`; screenshot
-//!    `<target>/test-artifacts/perfetto-<trace>.png`).
+//!    lab's thread tracks, as JSON and as its native twin (`.pftrace`, whose kernel records
+//!    the UI turns into thread states) (`tools/viewers/check-browser.mjs`; screenshots
+//!    `<target>/test-artifacts/perfetto-<file>.png`, e.g. `perfetto-ring-p2.pftrace.png`).
 //!
 //! Without chromium, node or the viewers it FAILS with the install command; it never skips.
 
@@ -464,36 +465,45 @@ fn report_and_trace_open_in_chromium_and_the_perfetto_ui() {
         .expect("a ring P=2 row");
     let trace = row["trace"].as_str().expect("the ring P=2 row links a trace");
     assert!(dir.join(trace).is_file(), "{trace} missing in {}", dir.display());
-    let stem = trace.trim_end_matches(".trace.json");
-    let shot = artifacts_dir().join(format!("perfetto-{stem}.png"));
-    let _ = std::fs::remove_file(&shot);
-
-    let (stdout, out) = node(
-        "check-browser.mjs",
-        &[dir.as_os_str(), std::ffi::OsStr::new(trace), shot.as_os_str()],
-    );
-    eprintln!(
-        "browser_e2e: Perfetto check {:.1} s\n{}",
-        start.elapsed().as_secs_f64(),
-        stdout.trim()
-    );
-
-    let summary: Value = serde_json::from_str(&stdout).expect("one-line JSON summary");
-    assert_eq!(summary["ok"], true, "{out}");
-    let shown: Vec<&str> = summary["perfetto"]["threads_shown"]
-        .as_array()
-        .expect("threads_shown")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    for t in ["consumer", "producer-0", "producer-1"] {
-        assert!(shown.contains(&t), "Perfetto shows no {t} track: {out}");
+    // The JSON trace, then its native twin (the `.pftrace`, with the kernel's thread
+    // states): each opened in the bundled Perfetto UI, each screenshot kept.
+    let twin = trace.replace(".trace.json", ".pftrace");
+    assert!(dir.join(&twin).is_file(), "{twin} missing in {}", dir.display());
+    for file in [trace, twin.as_str()] {
+        let shot = artifacts_dir().join(format!("perfetto-{file}.png"));
+        let _ = std::fs::remove_file(&shot);
+        let (stdout, out) =
+            node("check-browser.mjs", &[dir.as_os_str(), file.as_ref(), shot.as_os_str()]);
+        eprintln!(
+            "browser_e2e: Perfetto check of {file} {:.1} s\n{}",
+            start.elapsed().as_secs_f64(),
+            stdout.trim()
+        );
+        let summary: Value = serde_json::from_str(&stdout).expect("one-line JSON summary");
+        assert_eq!(summary["ok"], true, "{out}");
+        let shown: Vec<&str> = summary["perfetto"]["threads_shown"]
+            .as_array()
+            .expect("threads_shown")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for t in ["consumer", "producer-0", "producer-1"] {
+            assert!(shown.contains(&t), "Perfetto shows no {t} track for {file}: {out}");
+        }
+        assert!(summary["report"]["charts"].as_u64() > Some(0), "no chart checked: {out}");
+        assert!(summary["report"]["perfetto_links"].as_u64() > Some(0), "no Perfetto link: {out}");
+        if file.ends_with(".pftrace") {
+            // The kernel's records became thread states in the UI's own engine.
+            let states = &summary["perfetto"]["thread_states"];
+            assert!(states["ui"].as_u64() > Some(0), "no thread states in the UI: {out}");
+        }
+        let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("{}: {e}", shot.display()));
+        assert!(
+            png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000,
+            "not a real screenshot"
+        );
+        eprintln!("browser_e2e: screenshot {}", shot.display());
     }
-    assert!(summary["report"]["charts"].as_u64() > Some(0), "no chart checked: {out}");
-    assert!(summary["report"]["perfetto_links"].as_u64() > Some(0), "no Perfetto link: {out}");
-    let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("{}: {e}", shot.display()));
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000, "not a real screenshot");
-    eprintln!("browser_e2e: screenshot {}", shot.display());
 }
 
 /// A `disruptor-vs-lbq` ratio's producers, from its group (`P=2`).

@@ -97,6 +97,9 @@ fn in_run_keeps_the_outlier_forks_dumps_and_reports_the_recording_cost() {
             .and_then(|k| k.strip_suffix(".trace.json"))
             .unwrap_or_else(|| panic!("{d}: not a ring-p1 dump"));
         assert!(["slowest", "fastest", "mode1", "mode2"].contains(&kind), "{d}");
+        // Each kept dump has its native Perfetto twin beside it.
+        let twin = d.replace(".trace.json", ".pftrace");
+        assert!(dir.join(&twin).is_file(), "{twin}: no .pftrace beside {d}");
     }
     assert!(dumps.contains(&"ring-p1.slowest.trace.json".to_string()), "{dumps:?}");
     assert!(dumps.contains(&"ring-p1.fastest.trace.json".to_string()), "{dumps:?}");

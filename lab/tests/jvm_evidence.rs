@@ -4,7 +4,9 @@
 //! queue) must leave
 //! * counters per message on the JVM row, for the process and by thread (GC threads too);
 //! * a trace from Java Flight Recorder that Perfetto's own trace processor reads, with a GC
-//!   pause on the `GC` track and `wait` and `off-cpu` slices on the consumer's track;
+//!   pause on the `GC` track and `wait` and `off-cpu` slices on the consumer's track, and
+//!   its native twin (`.pftrace`) with the same slices and the consumer's sleeps as thread
+//!   states;
 //! * the top allocation sites from JFR's allocation samples.
 //!
 //! Without a JDK, the Disruptor jar, node or the viewers these tests FAIL, naming the
@@ -102,6 +104,21 @@ fn a_jvm_row_gets_counters_a_jfr_trace_with_gc_and_waits_and_allocation_sites() 
         .expect("node runs");
     assert_ne!(check.status.code(), Some(2), "check-trace's setup: {SETUP}\n{}", text(&check));
     assert!(check.status.success(), "Perfetto's trace processor on {file:?}: {}", text(&check));
+    // Its native twin: JFR's events as TrackEvent slices, the kernel's records as ftrace
+    // packets (the consumer's sleeps as Perfetto's own thread states), agreeing with the JSON.
+    let twin = file.with_file_name(
+        file.file_name().unwrap().to_str().unwrap().replace(".trace.json", ".pftrace"),
+    );
+    let check = Command::new("node")
+        .arg(viewers().join("check-pftrace.mjs"))
+        .arg(&twin)
+        .args(["--twin".as_ref(), file.as_os_str()])
+        .args(["--expect-thread", "consumer", "--expect-slice", "GC pause"])
+        .args(["--expect-slice", "wait", "--expect-sleeps", "consumer", "--expect-cpu-tracks"])
+        .output()
+        .expect("node runs");
+    assert_ne!(check.status.code(), Some(2), "check-pftrace's setup: {SETUP}\n{}", text(&check));
+    assert!(check.status.success(), "Perfetto's trace processor on {twin:?}: {}", text(&check));
     // On whose track: the wait and off-CPU slices on the consumer's, pauses on GC's.
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let ev = doc["traceEvents"].as_array().unwrap();

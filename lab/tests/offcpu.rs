@@ -294,3 +294,52 @@ fn locked_consumer_is_woken_by_the_producer() {
          off-cpu slices"
     );
 }
+
+/// The locked run's native trace (`.pftrace`) holds the kernel's records as ftrace packets,
+/// from which Perfetto's own trace processor (`tools/viewers/check-pftrace.mjs`) builds the
+/// consumer's thread states itself: it sleeps (`S`/`D`), and the runnable state after a
+/// sleep names producer-0 as the waker for most of them, as the JSON's `off-cpu` slices
+/// do; the CPU tracks are there; the slices, counter tracks and flows agree with the JSON.
+/// Without node or the trace processor this fails, naming the setup script.
+#[test]
+fn the_native_trace_has_the_kernels_thread_states() {
+    let (locked, _) = runs();
+    let file = locked.row["trace"].as_str().expect("a trace");
+    let json = locked.dir.join(file);
+    let twin = locked.dir.join(file.replace(".trace.json", ".pftrace"));
+    assert!(twin.is_file(), "{}: no .pftrace beside it", json.display());
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/viewers/check-pftrace.mjs");
+    let o = std::process::Command::new("node")
+        .arg(&script)
+        .arg(&twin)
+        .args(["--twin", json.to_str().expect("utf-8 path")])
+        .args(["--expect-sleeps", "consumer", "--expect-woken-by", "consumer=producer-0"])
+        .args(["--expect-cpu-tracks", "--expect-flow", "publish->consume"])
+        .args(["--expect-counter", "queue_depth"])
+        .output()
+        .unwrap_or_else(|e| panic!("node: {e}: run scripts/setup-test-deps.sh"));
+    assert_ne!(o.status.code(), Some(2), "the checker's setup: {}", text(&o));
+    assert!(o.status.success(), "{}", text(&o));
+    let s: Value = serde_json::from_slice(&o.stdout).expect("the checker's summary");
+    let count = |rows: &Value, keep: &dyn Fn(&Value) -> bool| -> u64 {
+        rows.as_array()
+            .expect("rows")
+            .iter()
+            .filter(|r| keep(r))
+            .map(|r| r["n"].as_u64().unwrap())
+            .sum()
+    };
+    let sleeps = count(&s["thread_states"], &|r| {
+        r["name"] == "consumer" && matches!(r["state"].as_str(), Some("S" | "D"))
+    });
+    let by_producer =
+        count(&s["wakers"], &|r| r["thread"] == "consumer" && r["waker"] == "producer-0");
+    println!("locked P=1 .pftrace: consumer sleeps {sleeps}, woken by producer-0 {by_producer}");
+    assert!(sleeps >= MIN_SWITCHES / 2, "{sleeps} consumer sleeps in {}", twin.display());
+    assert!(
+        by_producer as f64 >= 0.8 * sleeps as f64,
+        "{by_producer} of {sleeps} consumer sleeps ended by producer-0 in {}",
+        twin.display()
+    );
+}

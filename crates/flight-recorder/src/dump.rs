@@ -9,6 +9,8 @@ use crate::DumpStats;
 
 pub(crate) struct ThreadDump {
     pub tid: u64,
+    /// The kernel's id of the thread, 0 if unknown.
+    pub os_tid: u32,
     pub name: String,
     pub records: Vec<Record>,
 }
@@ -89,7 +91,7 @@ fn write_args(w: &mut impl Write, r: &Record, skip_text: bool) -> io::Result<()>
 /// that started before it (ids repeat when a process runs the workload again), and numbers
 /// the pairs from 1. Key: (tid, start_ns, is_publish) of a slice. Slices whose other end
 /// is not in the dump get no flow.
-fn pair_flows(win: &Window) -> HashMap<(u64, u64, bool), u64> {
+pub(crate) fn pair_flows(win: &Window) -> HashMap<(u64, u64, bool), u64> {
     let mut publish: HashMap<u64, Vec<(u64, u64, bool)>> = HashMap::new();
     let mut consume: Vec<(u64, u64, u64)> = Vec::new();
     for t in &win.threads {
@@ -121,7 +123,7 @@ fn pair_flows(win: &Window) -> HashMap<(u64, u64, bool), u64> {
 }
 
 /// Is `r` a span of the lab's sampled flows (`publish`/`consume` with a `flow` id)?
-fn flow_of(r: &Record, name: &str) -> Option<u64> {
+pub(crate) fn flow_of(r: &Record, name: &str) -> Option<u64> {
     (r.kind == Kind::Span && r.name() == name && r.num_field() == Some("flow"))
         .then_some(r.fields.num)
 }

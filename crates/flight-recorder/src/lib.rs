@@ -1,5 +1,6 @@
 //! The lab's recorders: a flight recorder (always-on, bounded, dumped when asked) and a full
-//! streaming capture, both written as Chrome Trace Event JSON for Perfetto.
+//! streaming capture, both written as Chrome Trace Event JSON for Perfetto (the flight
+//! recorder's dumps also as a native Perfetto trace, `.pftrace`).
 //!
 //! # Flight recorder ([`install_flight`], [`subscriber`], [`layer()`])
 //! Modelled on Java Flight Recorder with `disk=false`: thread-local buffers, a circular
@@ -54,6 +55,12 @@
 //!   span to the `consume` span with the same `flow` id when both are still recorded (a
 //!   consume pairs with the latest earlier publish of its id: ids repeat across runs). Tids
 //!   are numbered from 1 (Perfetto merges tid 0 with tid 1). Loss counts go in `otherData`.
+//!   Beside it (`x.trace.json` → `x.pftrace`) the same window of records is written as a
+//!   native Perfetto trace with the `pftrace` crate (`native.rs`): the same slices,
+//!   instants, counters (on counter tracks) and flow pairs, names interned, each thread
+//!   named by the kernel's tid (read once, when the thread takes its ring) so that the
+//!   scheduler's records, added later as ftrace packets, join its track. Both are written
+//!   at dump time only; the record path does not change.
 //!   The record path's cost per event and per span is timed by `benches/bench_main.rs`
 //!   (the direct path, the subscriber, the layer on a registry, tracing-chrome, no
 //!   subscriber, against an empty loop and a bare clock read, beside other recorders'
@@ -93,6 +100,7 @@ mod direct;
 mod dump;
 pub mod full;
 mod layer;
+mod native;
 mod record;
 mod ring;
 
@@ -222,7 +230,24 @@ pub struct DumpStats {
 pub(crate) struct Owner {
     from: u64,
     tid: u64,
+    /// The kernel's id of the thread (0 where it cannot be read), for the `.pftrace`,
+    /// where the scheduler's records name threads by it.
+    os_tid: u32,
     name: String,
+}
+
+/// The calling thread's kernel id, or 0 where there is none to read.
+fn os_tid() -> u32 {
+    #[cfg(all(target_os = "linux", not(miri)))]
+    {
+        // SAFETY: gettid has no preconditions and cannot fail.
+        let tid = unsafe { libc::gettid() };
+        u32::try_from(tid).unwrap_or(0)
+    }
+    #[cfg(not(all(target_os = "linux", not(miri))))]
+    {
+        0
+    }
 }
 
 /// One ring and the threads that wrote into it: when a thread exits, its ring goes back to
@@ -272,6 +297,7 @@ impl Shared {
     /// fewer than `max_threads` exist, else `None`.
     pub(crate) fn register_thread(&self) -> Option<Arc<ThreadRing>> {
         let tid = self.next_tid.fetch_add(1, Ordering::Relaxed);
+        let os_tid = os_tid();
         let name = match std::thread::current().name() {
             Some(n) => n.to_owned(),
             None => format!("thread-{tid}"),
@@ -282,6 +308,7 @@ impl Shared {
             ring.owners.lock().unwrap_or_else(PoisonError::into_inner).push(Owner {
                 from,
                 tid,
+                os_tid,
                 name,
             });
             return Some(ring);
@@ -291,7 +318,7 @@ impl Shared {
             return None;
         }
         let ring = Arc::new(ThreadRing {
-            owners: Mutex::new(vec![Owner { from: 0, tid, name }]),
+            owners: Mutex::new(vec![Owner { from: 0, tid, os_tid, name }]),
             ring: ring::Ring::with_capacity(self.records_per_thread),
         });
         threads.push(Arc::clone(&ring));
@@ -331,7 +358,12 @@ impl Shared {
             let last = owners.len() - 1;
             for (k, (o, records)) in owners.into_iter().zip(per_owner).enumerate() {
                 if !records.is_empty() || k == last {
-                    threads.push(dump::ThreadDump { tid: o.tid, name: o.name, records });
+                    threads.push(dump::ThreadDump {
+                        tid: o.tid,
+                        os_tid: o.os_tid,
+                        name: o.name,
+                        records,
+                    });
                 }
             }
         }
@@ -442,8 +474,10 @@ impl Recorder {
         self.shared.records_per_thread
     }
 
-    /// Writes everything still in the rings to `path` as Chrome trace JSON. Threads may go
-    /// on recording meanwhile. Due trigger windows are completed first.
+    /// Writes everything still in the rings to `path` as Chrome trace JSON, and the same
+    /// records as a native Perfetto trace beside it ([`pftrace::twin_path`]: `x.trace.json`
+    /// → `x.pftrace`). Threads may go on recording meanwhile. Due trigger windows are
+    /// completed first.
     pub fn dump(&self, path: &Path) -> io::Result<DumpStats> {
         self.shared.complete_triggers(false);
         let window = self.shared.snapshot(0, u64::MAX);
@@ -462,6 +496,12 @@ impl Recorder {
         };
         let stats = dump::write_trace(&mut w, &info, window).map_err(|e| with_path(path, e))?;
         w.flush().map_err(|e| with_path(path, e))?;
+        // The native Perfetto twin, from the same window (see `native.rs`).
+        let twin = pftrace::twin_path(path);
+        let file = File::create(&twin).map_err(|e| with_path(&twin, e))?;
+        let mut w = BufWriter::new(file);
+        native::write_pftrace(&mut w, &info, window).map_err(|e| with_path(&twin, e))?;
+        w.flush().map_err(|e| with_path(&twin, e))?;
         Ok(stats)
     }
 
@@ -535,7 +575,8 @@ impl Recorder {
         self.shared.triggers.lock().unwrap_or_else(PoisonError::into_inner).ignored
     }
 
-    /// Writes each kept trigger window to `dir/trigger-<id>.trace.json` (completing pending
+    /// Writes each kept trigger window to `dir/trigger-<id>.trace.json` and its `.pftrace`
+    /// twin (completing pending
     /// ones with what is recorded so far) and empties the store. Returns the files written.
     pub fn write_triggers(&self, dir: &Path) -> io::Result<Vec<(PathBuf, DumpStats)>> {
         self.shared.complete_triggers(true);

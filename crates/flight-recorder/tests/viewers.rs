@@ -1,5 +1,7 @@
 //! The real viewers read what the recorders write: each trace is loaded into Perfetto's own
-//! trace processor (`tools/viewers/check-trace.mjs`) and each heap file into valgrind's
+//! trace processor (`tools/viewers/check-trace.mjs`), and so is the flight recorder's
+//! native twin of it (`.pftrace`, `tools/viewers/check-pftrace.mjs`, against the JSON), and
+//! each heap file into valgrind's
 //! dh_view (`tools/viewers/check-dhat.mjs`). Broken traces must be rejected, proving the
 //! checker can fail. Needs `tools/viewers/setup.sh` to have run: without it these tests
 //! fail, saying so; they never skip.
@@ -101,6 +103,16 @@ fn check_trace(file: &Path, args: &[&str]) -> Checked {
     node("check-trace.mjs", &all)
 }
 
+/// The `.pftrace` the dump wrote beside `json`, through `check-pftrace.mjs` against it.
+fn check_twin(json: &Path, args: &[&str]) -> Checked {
+    let name = json.file_name().unwrap().to_str().unwrap().replace(".trace.json", ".pftrace");
+    let twin = json.with_file_name(name);
+    assert!(twin.is_file(), "no .pftrace beside {}", json.display());
+    let mut all = vec![twin.to_str().expect("utf-8 path"), "--twin", json.to_str().unwrap()];
+    all.extend_from_slice(args);
+    node("check-pftrace.mjs", &all)
+}
+
 fn assert_accepted(c: &Checked) {
     assert!(c.ok, "Perfetto's trace processor rejected the trace: {}\n{:#}", c.stderr, c.summary);
     // Every arrow goes from a publish slice to a consume slice (not to a child of one).
@@ -162,6 +174,37 @@ fn flight_dump_loads_in_perfetto() {
     );
     assert!(c.summary["slice_names"]["wait"].as_u64().is_some(), "no wait slices");
 
+    // The native twin: the same slices, counters on counter tracks, every sampled message's
+    // flow from its publish to its consume.
+    let flows = (2 * 20_000u64.div_ceil(common::SAMPLE)).to_string();
+    let twin_args = [
+        "--expect-thread",
+        "producer-0",
+        "--expect-thread",
+        "consumer",
+        "--expect-counter",
+        "queue_depth",
+        "--expect-counter",
+        "consumed",
+        "--expect-slice",
+        "batch",
+        "--expect-flow",
+        "publish->consume",
+        "--min-flows",
+        &flows,
+    ];
+    let t = check_twin(&out, &twin_args);
+    assert!(t.ok, "the .pftrace: {}\n{:#}", t.stderr, t.summary);
+    assert_eq!(t.summary["flows"].as_u64(), c.summary["flows"].as_u64(), "{:#}", t.summary);
+    // Cut in half, it no longer matches its JSON twin.
+    let twin = out.with_file_name("flight.pftrace");
+    let bytes = std::fs::read(&twin).expect("read .pftrace");
+    let cut = write_bytes(&out.with_file_name("cut.pftrace"), &bytes[..bytes.len() / 2]);
+    let mut args = vec![cut.to_str().unwrap(), "--twin", out.to_str().unwrap()];
+    args.extend_from_slice(&twin_args);
+    let t = node("check-pftrace.mjs", &args);
+    assert!(!t.ok && t.stderr.contains("check-pftrace: FAIL"), "{}", t.stderr);
+
     // Cut in half (a crash mid-write): Perfetto would load it with open slices; the
     // checker must refuse it.
     let bytes = std::fs::read(&out).expect("read dump");
@@ -219,6 +262,8 @@ fn panic_dump_loads_in_perfetto() {
     assert!(out.exists(), "no dump written at panic");
     let c = check_trace(&out, &["--expect-thread", "consumer", "--expect-slice", "batch"]);
     assert_accepted(&c);
+    let t = check_twin(&out, &["--expect-thread", "consumer", "--expect-slice", "batch"]);
+    assert!(t.ok, "the panic dump's .pftrace: {}\n{:#}", t.stderr, t.summary);
 }
 
 #[test]
@@ -245,6 +290,8 @@ fn trigger_window_loads_in_perfetto() {
     );
     assert_accepted(&c);
     assert!(c.summary["slice_names"]["trigger"].as_u64() == Some(1), "{:#}", c.summary);
+    let t = check_twin(&dir.join("trigger-1.trace.json"), &["--expect-slice", "trigger"]);
+    assert!(t.ok, "the trigger window's .pftrace: {}\n{:#}", t.stderr, t.summary);
 }
 
 #[test]

@@ -4,6 +4,9 @@
 //! * [`usage`]: CPU time and context switches per thread (`getrusage`).
 //! * [`counters`]: perf counters per measured run, per message (as JMH's `perfnorm`).
 //! * [`sched`]: the kernel's scheduling in the trace pass, as off-CPU slices and wake-ups.
+//! * [`ftrace`]: the same records as ftrace packets in the native Perfetto trace, and the
+//!   clock line both traces put them on.
+//! * [`twin`]: the native Perfetto trace (`.pftrace`) beside each Chrome JSON trace.
 //! * [`trace`]: the flight recorder or tracing-chrome installed around a trace pass.
 //! * [`inrun`]: the child half of `--trace in-run` (the recorder in a timed fork).
 //! * [`dhat`]: reads dhat heap files for their top allocation sites.
@@ -13,9 +16,11 @@
 
 pub mod counters;
 pub mod dhat;
+pub mod ftrace;
 pub mod inrun;
 pub mod jfr;
 pub mod jvm_counters;
 pub mod sched;
 pub mod trace;
+pub mod twin;
 pub mod usage;

@@ -33,10 +33,14 @@
 //!   zero-length `woken` slice there. Bound to the `off-cpu` slice itself, which starts
 //!   before the wake-up, the arrow came out reversed in Perfetto (its flow table had the
 //!   `off-cpu` slice as the source).
+//! * The trace's native twin (`.pftrace`, where there is one) gets the recorder's own
+//!   records instead, as ftrace packets from which Perfetto draws thread states and CPU
+//!   tracks ([`crate::profile::ftrace`]), on the same clock line.
 //! * Where recording is impossible the file's `otherData.sched` and the outcome's
 //!   `off_cpu_note` say why; the run goes on.
 
-use sched_recorder::{off_cpu_intervals, SchedKind, SchedRecorder, SchedRecording};
+use crate::profile::ftrace::{ClockMap, CLOCK_SYNC};
+use sched_recorder::{off_cpu_intervals, SchedEvent, SchedKind, SchedRecorder, SchedRecording};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -116,8 +120,6 @@ pub fn own_name() -> String {
         .map(|c| c.trim_end().to_string())
         .unwrap_or_else(|_| format!("tid {tid}"))
 }
-/// The `instant!` kind of the clock markers.
-const CLOCK_SYNC: &str = "clock_sync";
 /// The recorder's own drain thread (`perf-sched-drain`, as `comm` holds it).
 const DRAIN_COMM: &str = "perf-sched-drai";
 /// Clearance kept between an `off-cpu` slice's ends and the track's span boundaries, ns.
@@ -146,6 +148,8 @@ enum Pending {
         lost: u64,
         /// Whether `sched_waking` was recorded (else the wakers are `sched_wakeup`'s).
         waking: bool,
+        /// The recorder's events as they came, for the `.pftrace`'s ftrace packets.
+        raw: Vec<SchedEvent>,
     },
 }
 
@@ -313,7 +317,8 @@ fn digest(
             t.involuntary_cs = Some(u.involuntary_cs);
         }
     }
-    (Pending::Recorded { slices, names, threads, lost: rec.lost, waking: rec.waking }, summary)
+    let raw = rec.events.clone();
+    (Pending::Recorded { slices, names, threads, lost: rec.lost, waking: rec.waking, raw }, summary)
 }
 
 /// Writes what the trace run's [`Session`] recorded into the finished trace `file` (a
@@ -322,6 +327,25 @@ pub fn annotate(file: &Path) -> Result<(), String> {
     let Some(pending) = PENDING.lock().unwrap_or_else(|e| e.into_inner()).take() else {
         return Ok(());
     };
+    let json = annotate_json(file, &pending);
+    // The native twin gets the kernel's own records (Perfetto draws thread states from
+    // them), where the JSON gets slices made from them.
+    let twin = pftrace::twin_path(file);
+    let native = match &pending {
+        Pending::Recorded { raw, names, threads, .. } if twin.is_file() => {
+            crate::profile::ftrace::annotate_twin(&twin, raw, names, threads).map(|_| ())
+        }
+        _ => Ok(()),
+    };
+    match (json, native) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(a), Err(b)) => Err(format!("{a}; {b}")),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+    }
+}
+
+/// The JSON side of [`annotate`]: `off-cpu` slices, wake-up flows and `otherData.sched`.
+fn annotate_json(file: &Path, pending: &Pending) -> Result<(), String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let doc: Value = serde_json::from_str(&text)
         .map_err(|e| format!("{}: not a JSON trace ({e})", file.display()))?;
@@ -333,8 +357,8 @@ pub fn annotate(file: &Path) -> Result<(), String> {
     };
     let sched = match pending {
         Pending::Unavailable(why) => json!({ "available": false, "note": why }),
-        Pending::Recorded { slices, names, threads, lost, waking } => {
-            let added = add_sched_events(&mut events, &slices, &names, &threads);
+        Pending::Recorded { slices, names, threads, lost, waking, .. } => {
+            let added = add_sched_events(&mut events, slices, names, threads);
             match added {
                 Ok(stats) => json!({
                     "available": true,
@@ -343,7 +367,7 @@ pub fn annotate(file: &Path) -> Result<(), String> {
                     "cut_to_nest": stats.cut,
                     "left_out_to_nest": stats.left_out,
                     "records_lost": lost,
-                    "wakers_from": if waking { "sched_waking" } else { "sched_wakeup" },
+                    "wakers_from": if *waking { "sched_waking" } else { "sched_wakeup" },
                 }),
                 Err(why) => json!({ "available": false, "note": why }),
             }
@@ -404,21 +428,6 @@ fn us(ns: i64) -> Value {
     json!(ns as f64 / 1000.0)
 }
 
-/// Monotonic ns → trace ns: the line through the two `clock_sync` instants.
-struct ClockMap {
-    mono: [f64; 2],
-    trace: [f64; 2],
-}
-
-impl ClockMap {
-    fn to_trace(&self, mono_ns: u64) -> i64 {
-        let [m0, m1] = self.mono;
-        let [t0, t1] = self.trace;
-        let slope = if m1 > m0 { (t1 - t0) / (m1 - m0) } else { 1.0 };
-        (t0 + (mono_ns as f64 - m0) * slope).round() as i64
-    }
-}
-
 /// Takes the `clock_sync` instants out of `events`; their (monotonic, trace) ns.
 fn take_clock_marks(events: &mut Vec<Value>) -> Result<ClockMap, String> {
     let mut marks: Vec<(f64, f64)> = Vec::new();
@@ -439,22 +448,8 @@ fn take_clock_marks(events: &mut Vec<Value>) -> Result<ClockMap, String> {
             _ => true,
         }
     });
-    marks.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (Some(first), Some(last)) = (marks.first(), marks.last()) else {
-        return Err("no clock_sync instant in the trace: off-CPU slices left out".to_string());
-    };
-    // The run's two ends, each by its closest pair.
-    let mid = (first.0 + last.0) / 2.0;
-    let closest = |early: bool| {
-        marks
-            .iter()
-            .filter(|m| (m.0 <= mid) == early)
-            .min_by(|a, b| (a.1 - a.0).total_cmp(&(b.1 - b.0)))
-            .copied()
-    };
-    let a = closest(true).unwrap_or(*first);
-    let b = closest(false).unwrap_or(a);
-    Ok(ClockMap { mono: [a.0, b.0], trace: [a.1, b.1] })
+    ClockMap::fit(marks)
+        .ok_or_else(|| "no clock_sync instant in the trace: off-CPU slices left out".to_string())
 }
 
 /// `comm` as the kernel keeps it: at most 15 bytes.

@@ -8,6 +8,8 @@
 //! twin's timed forks record their measured runs ([`crate::profile::inrun`]), and the twin's
 //! rows are set apart from the plain ones, its cost paired within rounds against them. What
 //! tracing costs is measured by another experiment (`trace-overhead`).
+//! Every JSON trace gets its native Perfetto twin (`.pftrace`, [`crate::profile::twin`]):
+//! the flight recorder writes it from its records, the full capture's is converted.
 //! The flight mode keeps one in [`FLIGHT_BATCH_EVERY`] consumer batch spans and per-batch
 //! counter samples (per call site and thread); the full mode keeps them all.
 
@@ -49,7 +51,10 @@ pub fn traced<T>(
     // A JVM cell's trace is the JVM's (JFR's events and the kernel's), not this child's.
     match crate::profile::jfr::write_pending(std::path::Path::new(file)) {
         Ok(true) => {
-            note = "the JVM's trace from Java Flight Recorder replaces the lab child's".into()
+            note = "the JVM's trace from Java Flight Recorder replaces the lab child's".into();
+            if let Err(e) = crate::profile::twin::from_json(std::path::Path::new(file)) {
+                note.push_str(&format!("; its .pftrace not written: {e}"));
+            }
         }
         Ok(false) => {}
         Err(e) => note.push_str(&format!("; the JVM's trace not written: {e}")),
@@ -106,7 +111,10 @@ impl RecorderHook {
             }
             State::Full(g) => {
                 // `finish` streams out the rest and repairs the file for Perfetto.
+                let path = g.path().to_path_buf();
                 g.finish().map_err(|e| format!("finishing the full capture: {e}"))?;
+                crate::profile::twin::from_own_json(&path)
+                    .map_err(|e| format!("the full capture's .pftrace: {e}"))?;
                 Ok("full: every event captured and repaired".to_string())
             }
         }

@@ -48,17 +48,31 @@ pub fn row_files(r: &Results) -> Vec<RowFiles<'_>> {
         .collect()
 }
 
-/// A file's links: a trace opens in Perfetto through `lab view` (and as the file itself); a
-/// heap file is the file, to load in dh_view.
+/// A file's links: a trace opens in Perfetto through `lab view` (and as the file itself),
+/// its native `.pftrace` twin first (every JSON trace the lab writes has one); a heap file
+/// is the file, to load in dh_view.
 fn file_links(files: &[&str]) -> String {
     let mut s = String::new();
     for f in files {
         let href = e(&links::encode_path(f));
+        if let Some(twin) = links::twin_of(f) {
+            let _ = write!(
+                s,
+                "<span class=\"files\"><a class=\"trace\" data-file=\"{}\" href=\"{}\" title=\"open \
+                 the native Perfetto trace in Perfetto (via lab view), while it serves this \
+                 folder\">trace ⧉</a> <a class=\"trace-file\" href=\"{}\" title=\"{}\">pftrace</a>\
+                 </span> ",
+                e(&twin),
+                e(&links::perfetto_link(links::DEFAULT_PORT, &twin)),
+                e(&links::encode_path(&twin)),
+                e(&twin)
+            );
+        }
         let _ = match links::kind(f) {
             FileKind::Trace => write!(
                 s,
-                "<span class=\"files\"><a class=\"trace\" data-file=\"{}\" href=\"{}\" title=\"open in \
-                 Perfetto (via lab view), while it serves this folder\">trace ⧉</a> \
+                "<span class=\"files\"><a class=\"trace\" data-file=\"{}\" href=\"{}\" title=\"open the \
+                 Chrome JSON trace in Perfetto (via lab view), while it serves this folder\">json ⧉</a> \
                  <a class=\"trace-file\" href=\"{href}\" title=\"{}\">json</a></span> ",
                 e(f),
                 e(&links::perfetto_link(links::DEFAULT_PORT, f)),

@@ -28,7 +28,8 @@ pub fn encode_path(s: &str) -> String {
 /// What a file in a run folder is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
-    /// A Chrome-trace JSON file (`*.trace.json`): Perfetto.
+    /// A trace for Perfetto: Chrome-trace JSON (`*.trace.json`) or its native Perfetto
+    /// twin (`*.pftrace`, see [`twin_of`]).
     Trace,
     /// A dhat profile (`*.dhat-heap.json`): dh_view.
     Heap,
@@ -40,7 +41,7 @@ pub enum FileKind {
 
 /// Classifies a file by its name.
 pub fn kind(name: &str) -> FileKind {
-    if name.ends_with(".trace.json") {
+    if name.ends_with(".trace.json") || name.ends_with(".pftrace") {
         FileKind::Trace
     } else if name.ends_with(".dhat-heap.json") {
         FileKind::Heap
@@ -49,6 +50,23 @@ pub fn kind(name: &str) -> FileKind {
     } else {
         FileKind::Other
     }
+}
+
+/// The native Perfetto trace the lab writes beside a JSON trace: `x.trace.json` →
+/// `x.pftrace` (as `pftrace::twin_path` names it); `None` for any other name.
+pub fn twin_of(name: &str) -> Option<String> {
+    name.strip_suffix(".trace.json").map(|stem| format!("{stem}.pftrace"))
+}
+
+/// Traces in the order to offer them: by stem, each `.pftrace` before its JSON twin (it
+/// loads faster and carries the kernel's thread states); other files keep their places
+/// after them.
+pub fn native_first(names: &mut [&String]) {
+    let key = |n: &str| match n.strip_suffix(".pftrace") {
+        Some(stem) => (stem.to_owned(), 0),
+        None => (n.strip_suffix(".trace.json").unwrap_or(n).to_owned(), 1),
+    };
+    names.sort_by_key(|n| key(n));
 }
 
 /// Escapes text for HTML (element content and double-quoted attributes).

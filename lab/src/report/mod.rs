@@ -437,9 +437,11 @@ pub fn markdown(r: &Results) -> String {
     if !r.files.is_empty() {
         s.push_str("## Files\n\n");
         for f in &r.files {
-            let _ = writeln!(s, "- [{}]({}) — {}", f.file, f.file, f.what);
+            // A JSON trace's native Perfetto twin first.
+            let twin = links::twin_of(&f.file).map_or(String::new(), |t| format!("[{t}]({t}) · "));
+            let _ = writeln!(s, "- {twin}[{}]({}) — {}", f.file, f.file, f.what);
         }
-        s.push_str("\nTraces open in Perfetto (ui.perfetto.dev, or `lab view`); heap files in dh_view.html.\n\n");
+        s.push_str("\nTraces open in Perfetto (ui.perfetto.dev, or `lab view`), the `.pftrace` (Perfetto's own format, with the kernel's thread states) before its JSON twin; heap files in dh_view.html.\n\n");
     }
     s.push_str("## Method\n\n");
     for m in &r.method {

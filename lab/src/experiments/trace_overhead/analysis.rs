@@ -337,8 +337,11 @@ fn place_files(run: &Finished<TraceOverhead>, out: &mut Results) -> BTreeMap<usi
             // Rounds counted from 1, as the progress lines and the file's description say.
             let name = format!("{}-r{}.trace.json", rec.plan.file_stem, f.fork.round + 1);
             let bytes = o.trace_bytes.unwrap_or(0);
+            // A flight dump's native twin goes where its JSON goes.
+            let twin = pftrace::twin_path(tmp);
             if o.recorder == Recorder::Full && bytes > KEEP_FULL_BYTES {
                 let _ = std::fs::remove_file(tmp);
+                let _ = std::fs::remove_file(&twin);
                 out.notes.push(format!(
                     "{name}: {} measured, then deleted (over {})",
                     fmt_bytes(bytes),
@@ -348,6 +351,12 @@ fn place_files(run: &Finished<TraceOverhead>, out: &mut Results) -> BTreeMap<usi
             }
             match move_file(tmp, &run.dir.join(&name)) {
                 Ok(()) => {
+                    if twin.exists() {
+                        let to = pftrace::twin_path(&run.dir.join(&name));
+                        if let Err(e) = move_file(&twin, &to) {
+                            out.notes.push(format!("{name}'s .pftrace: not kept: {e}"));
+                        }
+                    }
                     out.files.push(FileLink {
                         file: name.clone(),
                         what: format!(
