@@ -162,6 +162,12 @@ pub fn analyse<E: Handoffs>(run: &Finished<E>, out: &mut Results) {
                 notes.push(format!("{file}: not kept ({scratch}: {e})"));
                 continue;
             }
+            // The recorder's own .pftrace goes with its JSON (it has the kernel's thread
+            // ids); where it is missing, the run folder's completion converts the JSON.
+            let twin = pftrace::twin_path(&run.dir.join(scratch));
+            if twin.exists() {
+                let _ = std::fs::rename(&twin, pftrace::twin_path(&run.dir.join(&file)));
+            }
             let qps = rec.plan.cell.messages as f64 / (ms / 1e3);
             out.files.push(FileLink {
                 file: file.clone(),
