@@ -361,7 +361,7 @@ fn lab_view_serves_the_run_to_perfetto() {
     let report = String::from_utf8(body).expect("utf-8 report");
     let deep = format!("https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/{t}");
     assert!(report.contains(&deep), "report.html lacks the deep link {deep}");
-    assert!(report.contains("open in Perfetto (via lab view)"));
+    assert!(report.contains("in Perfetto (via lab view)"), "report.html lacks the links' titles");
     assert!(report.contains(&format!("href=\"{t}\"")), "report.html lacks the plain link");
 
     // Five requests answered: it stops by itself.
