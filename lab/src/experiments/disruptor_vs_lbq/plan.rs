@@ -122,6 +122,26 @@ impl Settings<'_> {
 
 /// Checks the options, chooses the variants (their notes into `notes`), and resolves the
 /// settings the cells share.
+/// A contract loop stands between a row and its own loop, so our rows get one only beside
+/// their own loops: asking for contract loops without them, with one of ours chosen, would
+/// silently give those rows none.
+fn contract_needs_own(a: &DvlArgs, chosen: &[String]) -> Result<(), String> {
+    use crate::experiment::Switch;
+    let ours: Vec<&str> = chosen
+        .iter()
+        .filter(|v| crate::measure::variants::find(v).is_some_and(|v| v.ours))
+        .map(String::as_str)
+        .collect();
+    if a.contract_loops == Switch::On && a.own_loops == Switch::Off && !ours.is_empty() {
+        return Err(format!(
+            "--contract-loops on needs --own-loops on for our rows ({}): a contract loop splits \
+             a row's gap to its own loop; choose --own-loops on, or --contract-loops off",
+            ours.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 fn settings<'a>(
     a: &'a DvlArgs,
     shared: &'a Shared,
@@ -146,6 +166,7 @@ fn settings<'a>(
     ])?;
     let waits = waits(a)?;
     let chosen = chosen_variants(a, notes)?;
+    contract_needs_own(a, &chosen)?;
     let allocs = allocators::expand(&a.allocator);
     let several = allocs.len() > 1;
     let reference = allocators::reference(&allocs);
@@ -493,6 +514,34 @@ mod tests {
         let cli = Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
             .map_err(|e| e.to_string())?;
         plan(&cli.a, &Shared::for_tests()).map(|p| p.pairs)
+    }
+
+    #[test]
+    fn contract_loops_without_own_loops_are_refused_when_one_of_ours_is_chosen() {
+        let e = pairs(&[
+            "--variants",
+            "ring,crossbeam",
+            "--producers",
+            "1",
+            "--contract-loops",
+            "on",
+            "--own-loops",
+            "off",
+        ])
+        .unwrap_err();
+        assert!(e.contains("--own-loops on") && e.contains("ring"), "{e}");
+        let peers = pairs(&[
+            "--variants",
+            "crossbeam",
+            "--producers",
+            "1",
+            "--contract-loops",
+            "on",
+            "--own-loops",
+            "off",
+        ])
+        .expect("peers keep their contract loops without our own loops");
+        assert!(has(&peers, "crossbeam/contract-loop", "crossbeam/own-loop"), "{peers:?}");
     }
 
     fn has(pairs: &[(String, String)], a: &str, b: &str) -> bool {
