@@ -119,9 +119,28 @@ where
     S: Fn(&mut Tx, Message<N>) -> bool + Copy + Send + 'static,
     D: FnOnce(&mut Checker) + Send + 'static,
 {
-    let barrier = Arc::new(Barrier::new(per.len() + 1));
     let txs = per.iter().map(|_| tx.clone()).collect();
     drop(tx);
+    handles_run(per, cpus, every, txs, send, drain)
+}
+
+/// [`channel_run`] over one handle per producer (`txs`, a crate whose producers are not
+/// clones of one sender): the consumer thread, pinned and released by the producers'
+/// barrier, runs `drain` and ends when it returns.
+pub(crate) fn handles_run<Tx, S, D, const N: usize>(
+    per: &[u64],
+    cpus: &Option<Vec<usize>>,
+    every: u64,
+    txs: Vec<Tx>,
+    send: S,
+    drain: D,
+) -> Result<Ends, String>
+where
+    Tx: Send + 'static,
+    S: Fn(&mut Tx, Message<N>) -> bool + Copy + Send + 'static,
+    D: FnOnce(&mut Checker) + Send + 'static,
+{
+    let barrier = Arc::new(Barrier::new(per.len() + 1));
     let producers = spawn_producers(per, cpus, every, &barrier, txs, send);
     let (p, cpus0) = (per.len(), cpus.clone());
     let consumer = thread::spawn(move || {
@@ -237,15 +256,9 @@ impl ContractLoop<'_> {
         let p = self.per.len();
         let (txs, mut rx) =
             handoff.open::<Message<N>>(p).map_err(|e| format!("{}: {e}", handoff.name()))?;
-        let barrier = Arc::new(Barrier::new(p + 1));
         let send = |tx: &mut H::Producer<Message<N>>, m: Message<N>| tx.send(m).is_ok();
-        let producers = spawn_producers(self.per, self.cpus, self.every, &barrier, txs, send);
-        let (cpus0, batch) = (self.cpus.clone(), self.batch.max(1));
-        let consumer = thread::spawn(move || {
-            let pinned = pin(&cpus0, 0);
-            let mut checker = Checker::new(p);
-            barrier.wait();
-            let start = Instant::now();
+        let batch = self.batch.max(1);
+        let drain = move |checker: &mut Checker| {
             if batch == 1 {
                 while let Some(m) = rx.recv() {
                     checker.observe(&m);
@@ -253,14 +266,7 @@ impl ContractLoop<'_> {
             } else {
                 while rx.recv_batch(batch, |m: Message<N>| checker.observe(&m)) > 0 {}
             }
-            let end = Instant::now();
-            drop(rx);
-            pinned.map(|()| (start, end, checker))
-        });
-        let joined = join_producers(producers);
-        let (start, end, checker) = consumer.join().map_err(|_| "the consumer panicked")??;
-        let (mut starts, failures) = joined?;
-        starts.push(start);
-        Ok(Ends { starts, failures, end, checker: Some(checker) })
+        };
+        handles_run(self.per, self.cpus, self.every, txs, send, drain)
     }
 }
