@@ -249,15 +249,23 @@ unsafe fn take<T, W: WaitStrategy, S: Sequencer>(sh: &Shared<T, W, S>, seq: u64)
 
 /// Releases the consumed prefix on every exit, unwinding included, so a panicking
 /// callback neither loses track of moved-out messages nor drops them twice.
+///
+/// The batch's position is a field of this local guard, not the receiver's `next`: the
+/// guard's address never escapes, so the position can stay in a register while the
+/// callback runs (a store to the receiver before every callback that may call out of line
+/// would be needed if the callback could see it), and reaches `next` once, at the end or
+/// while unwinding.
 struct Consumed<'a, T, W: WaitStrategy, S: Sequencer> {
     sh: &'a Shared<T, W, S>,
     next: &'a mut u64,
+    at: u64,
 }
 
 impl<T, W: WaitStrategy, S: Sequencer> Drop for Consumed<'_, T, W, S> {
     #[inline]
     fn drop(&mut self) {
-        self.sh.core.release(0, *self.next);
+        *self.next = self.at;
+        self.sh.core.release(0, self.at);
     }
 }
 
@@ -323,12 +331,12 @@ impl<T, W: WaitStrategy> RingReceiver<T, W> {
         let stop = (*avail).min(first + max.max(1) as u64);
         let _b = handoff::batch_span!(stop - first);
         handoff::batch_counter!("queue_depth", *avail - first);
-        let guard = Consumed { sh, next };
+        let mut guard = Consumed { sh, next, at: first };
         for s in first..stop {
-            // SAFETY: `s < avail`: published and unread; the guard's `next` moves past it
-            // before `f` runs, so it is never read again, even if `f` unwinds.
+            // SAFETY: `s < avail`: published and unread; the guard's position moves past
+            // it before `f` runs, so it is never read again, even if `f` unwinds.
             let msg = unsafe { take(sh, s) };
-            *guard.next = s + 1;
+            guard.at = s + 1;
             f(msg);
         }
         drop(guard);

@@ -545,20 +545,28 @@ fn take<const N: usize, const TRACE: bool>(
 ) {
     checker.observe(m);
     if m.sampled != 0 {
-        record_sample::<N, TRACE>(hist, m);
+        record_sample::<TRACE>(hist, m.sent_ns, m.producer, m.seq);
     }
 }
 
 /// Records a sampled message's latency (and, traced, its consume span). Out of line and
 /// cold: it runs once per `sample_every` messages, and inlined it would make the consumer's
-/// per-message closure too large for the handoff's receive loop to inline.
+/// per-message closure too large for the handoff's receive loop to inline. It takes the
+/// message's fields by value, not the message by reference: a reference to the message
+/// passed out of line makes the receive loop copy every message to the stack first, where
+/// the plain loop's check reads it in place.
 #[cold]
 #[inline(never)]
-fn record_sample<const N: usize, const TRACE: bool>(hist: &mut Histogram<u64>, m: &Message<N>) {
-    let lat = handoff::now_ns().saturating_sub(m.sent_ns).max(1);
+fn record_sample<const TRACE: bool>(
+    hist: &mut Histogram<u64>,
+    sent_ns: u64,
+    producer: u32,
+    seq: u64,
+) {
+    let lat = handoff::now_ns().saturating_sub(sent_ns).max(1);
     let _ = hist.record(lat);
     if TRACE {
-        let flow = handoff::trace::flow_id(m.producer, m.seq);
+        let flow = handoff::trace::flow_id(producer, seq);
         let _s = handoff::consume_span!(flow);
     }
 }
