@@ -19,7 +19,7 @@
 use serde_json::Value;
 
 mod common;
-use common::{lab, text};
+use common::text;
 
 fn results(dir: &std::path::Path) -> Value {
     let s = std::fs::read_to_string(dir.join("results.json")).expect("results.json written");
@@ -37,26 +37,50 @@ fn calibration_ratio<'a>(v: &'a Value, peer: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {peer} against {cal} ratio in {}", v["ratios"]))
 }
 
-fn tiny_run(dir: &std::path::Path, variants: &str, faults: bool) -> std::process::Output {
-    let args = common::tiny_no_passes(
-        "disruptor-vs-lbq",
-        "3",
-        &[
-            "--details",
-            "--variants",
-            variants,
-            "--producers",
-            "1",
-            "--messages",
-            "50000",
-            "--min-fork-ms",
-            "30",
-            "--spread-fork-ms",
-            "0",
-            "--out",
-            dir.to_str().expect("utf-8 path"),
-        ],
-    );
+/// The size of a tiny run: its rounds, producers and messages, and the shortest fork.
+struct Size {
+    rounds: &'static str,
+    producers: &'static str,
+    messages: &'static str,
+    min_fork_ms: &'static str,
+}
+
+/// The planted faults' runs and the peers': one producer, as their assertions read the
+/// ratios of P=1 ([`calibration_ratio`]), and three rounds, each of which the peers' ratios
+/// must pair.
+const P1: Size = Size { rounds: "3", producers: "1", messages: "50000", min_fork_ms: "30" };
+
+/// Our variants' runs and the contract loops': two rounds, each of which their ratios must
+/// pair.
+const P2: Size = Size { rounds: "2", producers: "2", messages: "20000", min_fork_ms: "0" };
+
+/// A tiny `disruptor-vs-lbq` run of `variants` at `size`, without the untimed passes,
+/// writing to `dir`; `extra` comes first. `faults` offers the planted fault variants
+/// (`LAB_FAULTS=1`); without it the variable is removed, so that the environment the tests
+/// run in cannot offer them.
+fn tiny_run(
+    dir: &std::path::Path,
+    size: &Size,
+    variants: &str,
+    extra: &[&str],
+    faults: bool,
+) -> std::process::Output {
+    let mut all = extra.to_vec();
+    all.extend([
+        "--variants",
+        variants,
+        "--producers",
+        size.producers,
+        "--messages",
+        size.messages,
+        "--min-fork-ms",
+        size.min_fork_ms,
+        "--spread-fork-ms",
+        "0",
+        "--out",
+        dir.to_str().expect("utf-8 path"),
+    ]);
+    let args = common::tiny_no_passes("disruptor-vs-lbq", size.rounds, &all);
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_lab"));
     c.args(&args);
     if faults {
@@ -70,7 +94,7 @@ fn tiny_run(dir: &std::path::Path, variants: &str, faults: bool) -> std::process
 #[test]
 fn a_slow_adapter_is_flagged_against_its_calibration() {
     let dir = common::out_dir("calibration", "slow");
-    let o = tiny_run(&dir, "fault-slow-crossbeam", true);
+    let o = tiny_run(&dir, &P1, "fault-slow-crossbeam", &["--details"], true);
     assert!(o.status.success(), "{}", text(&o));
     let v = results(&dir);
     let rows: Vec<&str> =
@@ -102,7 +126,7 @@ fn a_slow_adapter_is_flagged_against_its_calibration() {
 #[test]
 fn an_own_loop_that_dawdles_leaves_its_row_flagged_above() {
     let dir = common::out_dir("calibration", "slow-own-loop");
-    let o = tiny_run(&dir, "fault-slow-own-loop", true);
+    let o = tiny_run(&dir, &P1, "fault-slow-own-loop", &["--details"], true);
     assert!(o.status.success(), "{}", text(&o));
     let v = results(&dir);
     let q = calibration_ratio(&v, "fault-slow-own-loop");
@@ -124,7 +148,7 @@ fn an_own_loop_that_dawdles_leaves_its_row_flagged_above() {
 #[test]
 fn a_fault_in_an_own_loop_turns_it_invalid() {
     let dir = common::out_dir("calibration", "lossy-own-loop");
-    let o = tiny_run(&dir, "fault-lossy-own-loop", true);
+    let o = tiny_run(&dir, &P1, "fault-lossy-own-loop", &["--details"], true);
     assert_eq!(o.status.code(), Some(1), "an invalid own loop fails the run: {}", text(&o));
     let v = results(&dir);
     let rows = v["results"].as_array().expect("rows");
@@ -147,27 +171,13 @@ fn a_fault_in_an_own_loop_turns_it_invalid() {
 fn every_real_peer_runs_beside_its_own_loop() {
     let dir = common::out_dir("calibration", "peers");
     let peers = ["ring", "crossbeam", "std-mpsc", "disruptor-rs"];
-    let o = lab(&common::tiny_no_passes(
-        "disruptor-vs-lbq",
-        "3",
-        &[
-            "--details",
-            "--own-loops",
-            "on",
-            "--variants",
-            "ring,crossbeam,std-mpsc,disruptor-rs",
-            "--producers",
-            "1",
-            "--messages",
-            "50000",
-            "--min-fork-ms",
-            "30",
-            "--spread-fork-ms",
-            "0",
-            "--out",
-            dir.to_str().expect("utf-8 path"),
-        ],
-    ));
+    let o = tiny_run(
+        &dir,
+        &P1,
+        "ring,crossbeam,std-mpsc,disruptor-rs",
+        &["--details", "--own-loops", "on"],
+        false,
+    );
     assert!(o.status.success(), "{}", text(&o));
     let v = results(&dir);
     for peer in peers {
@@ -209,28 +219,13 @@ fn every_real_peer_runs_beside_its_own_loop() {
 #[test]
 fn each_of_our_variants_runs_beside_its_own_loop_unless_told_not_to() {
     let run = |dir: &std::path::Path, own_loops: &str| {
-        lab(&common::tiny_no_passes(
-            "disruptor-vs-lbq",
-            "2",
-            &[
-                "--variants",
-                "locked,ring,naive,reactive",
-                "--wait",
-                "blocking,java-blocking",
-                "--producers",
-                "2",
-                "--messages",
-                "20000",
-                "--min-fork-ms",
-                "0",
-                "--spread-fork-ms",
-                "0",
-                "--own-loops",
-                own_loops,
-                "--out",
-                dir.to_str().expect("utf-8 path"),
-            ],
-        ))
+        tiny_run(
+            dir,
+            &P2,
+            "locked,ring,naive,reactive",
+            &["--wait", "blocking,java-blocking", "--own-loops", own_loops],
+            false,
+        )
     };
     let dir = common::out_dir("calibration", "ours");
     let o = run(&dir, "on");
@@ -276,29 +271,13 @@ fn each_of_our_variants_runs_beside_its_own_loop_unless_told_not_to() {
 #[test]
 fn contract_loops_split_each_rows_gap_to_its_own_loop() {
     let dir = common::out_dir("calibration", "contract");
-    let o = lab(&common::tiny_no_passes(
-        "disruptor-vs-lbq",
-        "2",
-        &[
-            "--details",
-            "--variants",
-            "locked,ring,crossbeam",
-            "--producers",
-            "2",
-            "--messages",
-            "20000",
-            "--min-fork-ms",
-            "0",
-            "--spread-fork-ms",
-            "0",
-            "--own-loops",
-            "on",
-            "--contract-loops",
-            "on",
-            "--out",
-            dir.to_str().expect("utf-8 path"),
-        ],
-    ));
+    let o = tiny_run(
+        &dir,
+        &P2,
+        "locked,ring,crossbeam",
+        &["--details", "--own-loops", "on", "--contract-loops", "on"],
+        false,
+    );
     assert!(o.status.success(), "{}", text(&o));
     let v = results(&dir);
     let rows = v["results"].as_array().expect("rows");

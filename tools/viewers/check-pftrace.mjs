@@ -17,7 +17,8 @@
 //          [--expect-woken-by THREAD=WAKER_PREFIX]... [--expect-cpu-tracks] [--min-flows N]
 
 import fs from "node:fs";
-import { TraceProcessor, findWasm } from "./lib/trace-processor.mjs";
+import { checkFlows, checkStats, counterTracks, loadTrace, sliceNames } from "./lib/trace-checks.mjs";
+import { findWasm } from "./lib/trace-processor.mjs";
 
 const USAGE =
   "usage: check-pftrace.mjs FILE.pftrace [--twin FILE.trace.json] [--expect-thread NAME]... " +
@@ -74,7 +75,7 @@ function parseArgs(argv) {
   return o;
 }
 
-/** A loaded trace and a query function that records its first failure. */
+/** A loaded trace, its failures named by `label`, and a query function over it. */
 function open(wasmPath, file, failures, label) {
   let bytes;
   try {
@@ -82,23 +83,7 @@ function open(wasmPath, file, failures, label) {
   } catch (e) {
     die(2, `cannot read ${file}: ${e.message}`);
   }
-  const tp = new TraceProcessor(wasmPath);
-  try {
-    for (const e of tp.load(bytes)) failures.push(`${label}: import error: ${e}`);
-  } catch (e) {
-    failures.push(`${label}: trace processor failed loading the file: ${e.message}`);
-  }
-  let failed = false;
-  const q = (sql) => {
-    try {
-      return tp.query(sql);
-    } catch (e) {
-      if (!failed) failures.push(`${label}: trace processor: ${e.message.split("\n").slice(-1)[0]} (in \`${sql}\`)`);
-      failed = true;
-      return /count\(\*\) as n/.test(sql) && !/group by/.test(sql) ? [{ n: 0 }] : [];
-    }
-  };
-  return { q, bytes: bytes.length };
+  return { q: loadTrace(wasmPath, bytes, failures, `${label}: `), bytes: bytes.length };
 }
 
 const sqlStr = (s) => `'${s.replaceAll("'", "''")}'`;
@@ -117,11 +102,7 @@ const failures = [];
 const pf = open(wasm.path, opts.file, failures, "pftrace");
 const q = pf.q;
 
-for (const s of q(
-  "select name, idx, severity, value from stats where severity in ('error', 'data_loss') and value > 0 order by name",
-)) {
-  failures.push(`stats ${s.severity}: ${s.name}${s.idx !== null ? `[${s.idx}]` : ""} = ${s.value}`);
-}
+checkStats(q, failures);
 const slices = q("select count(*) as n from slice")[0].n;
 const unfinished = q("select count(*) as n from slice where dur = -1")[0].n;
 if (unfinished) failures.push(`${unfinished} unfinished slice(s) (dur = -1)`);
@@ -148,24 +129,10 @@ const strayCounters = q(
   "select count(*) as n from counter c left join counter_track t on t.id = c.track_id where t.id is null",
 )[0].n;
 if (strayCounters) failures.push(`${strayCounters} counter sample(s) off any counter track`);
-const counterTracks = q(
-  "select t.name, count(c.id) as samples from counter_track t left join counter c on c.track_id = t.id group by t.id order by t.name",
-);
-for (const name of opts.counters) {
-  const hit = counterTracks.find((t) => t.name === name);
-  if (!hit) failures.push(`no counter track named ${name}`);
-  else if (hit.samples === 0) failures.push(`counter track ${name} has no samples`);
-}
+const counters = counterTracks(q, opts.counters, failures);
 
-const sliceNames = q("select name, count(*) as n from slice group by name order by n desc");
-for (const name of opts.slices) {
-  if (!sliceNames.some((s) => s.name === name)) failures.push(`no slice named ${name}`);
-}
-const flows = q("select count(*) as n from flow")[0].n;
-const broken = q(
-  "select count(*) as n from flow f left join slice a on a.id = f.slice_out left join slice b on b.id = f.slice_in where a.id is null or b.id is null",
-)[0].n;
-if (broken) failures.push(`${broken} flow(s) point at missing slices`);
+const names = sliceNames(q, opts.slices, failures);
+const flows = checkFlows(q, failures);
 const flowPairs = q(
   "select a.name as src, b.name as dst, count(*) as n from flow f join slice a on a.id = f.slice_out " +
     "join slice b on b.id = f.slice_in group by 1, 2 order by n desc",
@@ -206,7 +173,7 @@ if (opts.twin) {
   if (jSlices !== slices) failures.push(`the JSON twin has ${jSlices} slices (scheduler slices aside), the .pftrace ${slices}`);
   for (const name of jCounters) {
     const base = name.replace(/ [^ ]+$/, "");
-    if (!counterTracks.some((t) => t.name === name || t.name === base)) {
+    if (!counters.some((t) => t.name === name || t.name === base)) {
       failures.push(`the JSON twin's counter track ${name} is not in the .pftrace`);
     }
   }
@@ -219,10 +186,10 @@ const summary = {
   perfetto: wasm.version,
   bytes: pf.bytes,
   slices,
-  slice_names: Object.fromEntries(sliceNames.slice(0, 20).map((s) => [s.name, s.n])),
+  slice_names: Object.fromEntries(names.slice(0, 20).map((s) => [s.name, s.n])),
   threads: threads.filter((t) => t.has_track).map((t) => ({ pid: t.pid, tid: t.tid, name: t.name })),
   processes: processes.map((p) => ({ pid: p.pid, name: p.name })),
-  counter_tracks: counterTracks,
+  counter_tracks: counters,
   flows,
   flow_pairs: Object.fromEntries(flowPairs.map((p) => [`${p.src} -> ${p.dst}`, p.n])),
   cpu_slices: cpuSlices,
@@ -236,6 +203,6 @@ console.log(JSON.stringify(summary, null, 2));
 if (failures.length) die(1, `FAIL ${opts.file}: ${failures.join("; ")}`);
 process.stderr.write(
   `check-pftrace: OK ${opts.file}: ${slices} slices, ${summary.threads.length} threads, ` +
-    `${counterTracks.length} counter tracks, ${flows} flows, ${cpuSlices} CPU slices` +
+    `${counters.length} counter tracks, ${flows} flows, ${cpuSlices} CPU slices` +
     (twin ? `; ${pf.bytes} bytes against the JSON's ${twin.bytes}` : "") + "\n",
 );

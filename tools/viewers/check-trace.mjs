@@ -12,7 +12,8 @@
 //          [--min-slices N] [--min-instants N]
 
 import fs from "node:fs";
-import { TraceProcessor, findWasm } from "./lib/trace-processor.mjs";
+import { checkFlows, checkStats, counterTracks, loadTrace, sliceNames } from "./lib/trace-checks.mjs";
+import { findWasm } from "./lib/trace-processor.mjs";
 
 const USAGE =
   "usage: check-trace.mjs FILE.trace.json [--expect-counter NAME]... [--expect-thread NAME]... " +
@@ -122,33 +123,8 @@ const failures = [];
 const raw = structural(text.toString("utf8"));
 failures.push(...raw.problems.map((p) => `file: ${p}`));
 
-const tp = new TraceProcessor(wasm.path);
-try {
-  const appendErrors = tp.load(text);
-  failures.push(...appendErrors.map((e) => `import error: ${e}`));
-} catch (e) {
-  failures.push(`trace processor failed loading the file: ${e.message}`);
-}
-
-// A query Perfetto cannot answer (e.g. no `slice` table after a failed import) is a
-// failure of the check, reported once, not a crash: the summary is printed regardless.
-let queryFailed = false;
-const q = (sql) => {
-  try {
-    return tp.query(sql);
-  } catch (e) {
-    if (!queryFailed) failures.push(`trace processor: ${e.message.split("\n").slice(-1)[0]} (in \`${sql}\`)`);
-    queryFailed = true;
-    return /count\(\*\) as n from/.test(sql) && !/group by/.test(sql) ? [{ n: 0 }] : [];
-  }
-};
-const statsErrors = q(
-  "select name, idx, severity, source, value from stats " +
-    "where severity in ('error', 'data_loss') and value > 0 order by name",
-);
-for (const s of statsErrors) {
-  failures.push(`stats ${s.severity}: ${s.name}${s.idx !== null ? `[${s.idx}]` : ""} = ${s.value}`);
-}
+const q = loadTrace(wasm.path, text, failures);
+const statsErrors = checkStats(q, failures, { source: true });
 
 const sliceCount = q("select count(*) as n from slice")[0].n;
 const unfinished = q("select name, ts from slice where dur = -1 order by ts limit 5");
@@ -181,26 +157,12 @@ const processes = q("select upid, pid, name from process where upid != 0 order b
 const unnamedProc = processes.filter((p) => !p.name);
 if (unnamedProc.length) failures.push(`unnamed process(es): pid ${unnamedProc.map((p) => p.pid).join(", ")}`);
 
-const counterTracks = q(
-  "select t.name, count(c.id) as samples from counter_track t left join counter c on c.track_id = t.id group by t.id order by t.name",
-);
-for (const name of opts.counters) {
-  const hit = counterTracks.find((t) => t.name === name || t.name.startsWith(`${name} `));
-  if (!hit) failures.push(`no counter track named ${name}`);
-  else if (hit.samples === 0) failures.push(`counter track ${hit.name} has no samples`);
-}
+const counters = counterTracks(q, opts.counters, failures, { jsonNames: true });
 for (const name of opts.threads) {
   if (!threads.some((t) => t.name === name)) failures.push(`no thread named ${name}`);
 }
-const sliceNames = q("select name, count(*) as n from slice group by name order by n desc");
-for (const name of opts.slices) {
-  if (!sliceNames.some((s) => s.name === name)) failures.push(`no slice named ${name}`);
-}
-const flows = q("select count(*) as n from flow")[0].n;
-const brokenFlows = q(
-  "select count(*) as n from flow f left join slice a on a.id = f.slice_out left join slice b on b.id = f.slice_in where a.id is null or b.id is null",
-)[0].n;
-if (brokenFlows) failures.push(`${brokenFlows} flow(s) point at missing slices`);
+const names = sliceNames(q, opts.slices, failures);
+const flows = checkFlows(q, failures);
 if (raw.flows !== undefined && flows < raw.flows) {
   failures.push(`the file has ${raw.flows} s/f flow pairs, Perfetto bound ${flows}`);
 }
@@ -220,12 +182,12 @@ const summary = {
   slices: sliceCount,
   instants,
   unfinished_slices: unfinishedCount,
-  slice_names: Object.fromEntries(sliceNames.slice(0, 20).map((s) => [s.name, s.n])),
+  slice_names: Object.fromEntries(names.slice(0, 20).map((s) => [s.name, s.n])),
   threads: threads
     .filter((t) => t.has_track || inFile(t) || t.name)
     .map((t) => ({ pid: t.pid, tid: t.tid, name: t.name })),
   processes: processes.map((p) => ({ pid: p.pid, name: p.name })),
-  counter_tracks: counterTracks,
+  counter_tracks: counters,
   flows,
   flow_pairs: Object.fromEntries(flowPairs.map((p) => [p.pair, p.n])),
   stats_errors: statsErrors,
@@ -236,4 +198,4 @@ console.log(JSON.stringify(summary, null, 2));
 if (failures.length) {
   die(1, `FAIL ${opts.file}: ${failures.join("; ")}`);
 }
-process.stderr.write(`check-trace: OK ${opts.file}: ${sliceCount} slices, ${summary.threads.length} threads, ${counterTracks.length} counter tracks, ${flows} flows\n`);
+process.stderr.write(`check-trace: OK ${opts.file}: ${sliceCount} slices, ${summary.threads.length} threads, ${counters.length} counter tracks, ${flows} flows\n`);

@@ -120,18 +120,29 @@ fn assert_accepted(c: &Checked) {
     assert!(pairs.keys().all(|k| k == "publish -> consume"), "{:#}", c.summary);
 }
 
+/// What a trace of `common::workload` holds whichever file it is in: its two threads, its
+/// counters and its batch slices. `check-trace.mjs` and `check-pftrace.mjs` take these
+/// options alike (a JSON counter track is named "<counter> <arg>", which check-trace
+/// matches by the counter's name), so the JSON trace and its `.pftrace` twin are held to
+/// the same list.
+const WORKLOAD_EXPECTATIONS: &[&str] = &[
+    "--expect-thread",
+    "producer-0",
+    "--expect-thread",
+    "consumer",
+    "--expect-counter",
+    "queue_depth",
+    "--expect-counter",
+    "consumed",
+    "--expect-slice",
+    "batch",
+];
+
+/// `WORKLOAD_EXPECTATIONS` for a JSON trace of the workload, with its publish and consume
+/// slices, flows and instants.
 fn lab_expectations() -> Vec<&'static str> {
-    vec![
-        "--expect-thread",
-        "producer-0",
-        "--expect-thread",
-        "consumer",
-        "--expect-counter",
-        "queue_depth",
-        "--expect-counter",
-        "consumed",
-        "--expect-slice",
-        "batch",
+    let mut args = WORKLOAD_EXPECTATIONS.to_vec();
+    args.extend([
         "--expect-slice",
         "publish",
         "--expect-slice",
@@ -142,7 +153,8 @@ fn lab_expectations() -> Vec<&'static str> {
         "100",
         "--min-instants",
         "1",
-    ]
+    ]);
+    args
 }
 
 #[test]
@@ -177,22 +189,8 @@ fn flight_dump_loads_in_perfetto() {
     // The native twin: the same slices, counters on counter tracks, every sampled message's
     // flow from its publish to its consume.
     let flows = (2 * 20_000u64.div_ceil(common::SAMPLE)).to_string();
-    let twin_args = [
-        "--expect-thread",
-        "producer-0",
-        "--expect-thread",
-        "consumer",
-        "--expect-counter",
-        "queue_depth",
-        "--expect-counter",
-        "consumed",
-        "--expect-slice",
-        "batch",
-        "--expect-flow",
-        "publish->consume",
-        "--min-flows",
-        &flows,
-    ];
+    let mut twin_args = WORKLOAD_EXPECTATIONS.to_vec();
+    twin_args.extend(["--expect-flow", "publish->consume", "--min-flows", &flows]);
     let t = check_twin(&out, &twin_args);
     assert!(t.ok, "the .pftrace: {}\n{:#}", t.stderr, t.summary);
     assert_eq!(t.summary["flows"].as_u64(), c.summary["flows"].as_u64(), "{:#}", t.summary);
