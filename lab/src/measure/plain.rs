@@ -189,8 +189,10 @@ impl Observer {
         }
     }
 
-    /// Checks `m`; at the run's last message, leaves the end.
-    #[inline]
+    /// Checks `m`; at the run's last message, leaves the end. Inlined into the crate's
+    /// loop that calls it, as a user's handler would be: what runs once a run (the pin,
+    /// the end) is out of line, so that the per-message part stays small.
+    #[inline(always)]
     pub(crate) fn observe<const N: usize>(&mut self, m: &Message<N>) {
         if self.seen == 0 {
             self.pin();
@@ -198,13 +200,19 @@ impl Observer {
         self.checker.observe(m);
         self.seen += 1;
         if self.seen == self.total {
-            let end = Instant::now();
-            let out = match self.pin_failed.take() {
-                Some(why) => Err(why),
-                None => Ok((end, self.checker.clone())),
-            };
-            *self.finish.lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+            self.end();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn end(&mut self) {
+        let end = Instant::now();
+        let out = match self.pin_failed.take() {
+            Some(why) => Err(why),
+            None => Ok((end, self.checker.clone())),
+        };
+        *self.finish.lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
     }
 
     #[cold]
