@@ -17,7 +17,10 @@
 //!   `fault-slow-crossbeam`, calibrated by crossbeam's loop). The producers call the
 //!   crate's own send (`Sender::send`, `SyncSender::send`, the disruptor's `publish`);
 //!   the consumer is the crate's own receive (`for m in rx`, or the disruptor's managed
-//!   processor thread with `BusySpinWithSpinLoopHint`). Same messages as the lab
+//!   processor thread with `BusySpinWithSpinLoopHint`; where the run's threads outnumber
+//!   the cores, the disruptor's `try_publish` and event poller, yielding while the ring is
+//!   full or empty, since its busy-spinning ones hold a core another thread needs). Same
+//!   messages as the lab
 //!   (`handoff::Message<N>`, built and stamped every `sample_every`-th as the harness
 //!   does), same capacity, the same threads pinned to the same CPUs
 //!   ([`crate::machine::placement`]), and the same check of every run
@@ -227,6 +230,9 @@ fn own_run<const N: usize>(
                 move |checker: &mut Checker| rx.iter().for_each(|m| checker.observe(&m)),
             )?
         }
+        "disruptor-rs" if oversubscribed(spec.producers + 1) => {
+            disruptor_poll_run::<N>(&per, &cpus, every, spec.ring_size)?
+        }
         "disruptor-rs" => disruptor_run::<N>(&per, &cpus, every, spec.ring_size)?,
         CONTRACT_LOOP => {
             let lp = plain::ContractLoop { per: &per, cpus: &cpus, every, batch: spec.batch };
@@ -247,8 +253,75 @@ impl<const N: usize> crate::measure::variants::WithHandoff for Contract<'_, N> {
     }
 }
 
-/// The disruptor crate's own loop: its producers `publish`, its managed processor thread
-/// (pinned where the lab's consumer is, `BusySpinWithSpinLoopHint`) checks each event.
+/// Whether a run of `threads` threads has more of them than the machine has cores.
+fn oversubscribed(threads: usize) -> bool {
+    threads > std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The disruptor crate's own loop where its threads outnumber the cores: the crate's
+/// managed processor and its `publish` only busy-spin, which holds a core that a
+/// descheduled thread needs, so a user there takes the crate's other API, the one that
+/// lets the caller wait: `try_publish`, and an event poller on the consumer's thread,
+/// each spinning briefly and then yielding while the ring is full or empty (the yield a
+/// user would write; the same spins as the lab's adapter, `peers::Backoff`). The poller
+/// takes every published event at each poll.
+fn disruptor_poll_run<const N: usize>(
+    per: &[u64],
+    cpus: &Option<Vec<usize>>,
+    every: u64,
+    size: usize,
+) -> Result<Ends, String> {
+    use crate::measure::peers::{Backoff, SPINS_SHARED};
+    use disruptor::Polling;
+    if !size.is_power_of_two() {
+        return Err(format!("disruptor-rs: ring size {size} is not a power of two"));
+    }
+    fn send<P: disruptor::Producer<Message<N>>, const N: usize>(tx: &mut P, m: Message<N>) -> bool {
+        let mut wait = Backoff::with_spins(SPINS_SHARED);
+        while tx.try_publish(|e| *e = m).is_err() {
+            wait.snooze();
+        }
+        true
+    }
+    macro_rules! drain {
+        ($poller:expr) => {{
+            let mut poller = $poller;
+            move |checker: &mut Checker| {
+                let mut wait = Backoff::with_spins(SPINS_SHARED);
+                loop {
+                    match poller.poll() {
+                        Ok(mut events) => {
+                            for m in &mut events {
+                                checker.observe(m);
+                            }
+                            wait = Backoff::with_spins(SPINS_SHARED);
+                        }
+                        Err(Polling::NoEvents) => wait.snooze(),
+                        Err(Polling::Shutdown) => break,
+                    }
+                }
+            }
+        }};
+    }
+    let wait = disruptor::BusySpinWithSpinLoopHint;
+    if per.len() == 1 {
+        let b = disruptor::build_single_producer(size, Message::<N>::default, wait);
+        let (poller, b) = b.new_event_poller();
+        let tx = b.build();
+        plain::handles_run(per, cpus, every, vec![tx], send, drain!(poller))
+    } else {
+        let b = disruptor::build_multi_producer(size, Message::<N>::default, wait);
+        let (poller, b) = b.new_event_poller();
+        let first = b.build();
+        let mut txs: Vec<_> = (1..per.len()).map(|_| first.clone()).collect();
+        txs.push(first);
+        plain::handles_run(per, cpus, every, txs, send, drain!(poller))
+    }
+}
+
+/// The disruptor crate's own loop where each thread has a core: its producers `publish`,
+/// its managed processor thread (pinned where the lab's consumer is,
+/// `BusySpinWithSpinLoopHint`) checks each event.
 fn disruptor_run<const N: usize>(
     per: &[u64],
     cpus: &Option<Vec<usize>>,
