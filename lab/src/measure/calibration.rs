@@ -380,3 +380,24 @@ fn disruptor_run<const N: usize>(
     };
     Ok(Ends { starts, failures, end, checker })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{disruptor_poll_run, disruptor_run};
+
+    /// Both of the disruptor crate's own loops (each thread on a core; threads outnumbering
+    /// the cores) deliver every message of every producer, in order, as the checker sees it.
+    #[test]
+    fn both_disruptor_own_loops_check_every_message() {
+        let per = handoff::spread(30_000, 3);
+        let ends = [
+            disruptor_poll_run::<16>(&per, &None, 64, 1024).expect("the poller's loop"),
+            disruptor_run::<16>(&per, &None, 64, 1024).expect("the processor's loop"),
+        ];
+        for ends in ends {
+            let r = crate::measure::plain::result::<16>(&ends, &per, 64);
+            assert!(r.valid, "{}", r.verdict);
+            assert_eq!((r.sent, r.received), (30_000, 30_000));
+        }
+    }
+}
