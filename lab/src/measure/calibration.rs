@@ -230,6 +230,12 @@ fn own_run<const N: usize>(
                 move |checker: &mut Checker| rx.iter().for_each(|m| checker.observe(&m)),
             )?
         }
+        "disruptor-rs" if !spec.ring_size.is_power_of_two() => {
+            return Err(format!(
+                "disruptor-rs: ring size {} is not a power of two",
+                spec.ring_size
+            ));
+        }
         "disruptor-rs" if oversubscribed(spec.producers + 1) => {
             disruptor_poll_run::<N>(&per, &cpus, every, spec.ring_size)?
         }
@@ -273,9 +279,6 @@ fn disruptor_poll_run<const N: usize>(
 ) -> Result<Ends, String> {
     use crate::measure::peers::{Backoff, SPINS_SHARED};
     use disruptor::Polling;
-    if !size.is_power_of_two() {
-        return Err(format!("disruptor-rs: ring size {size} is not a power of two"));
-    }
     fn send<P: disruptor::Producer<Message<N>>, const N: usize>(tx: &mut P, m: Message<N>) -> bool {
         let mut wait = Backoff::with_spins(SPINS_SHARED);
         while tx.try_publish(|e| *e = m).is_err() {
@@ -329,9 +332,6 @@ fn disruptor_run<const N: usize>(
     size: usize,
 ) -> Result<Ends, String> {
     use disruptor::{ProcessorSettings as _, Producer as _};
-    if !size.is_power_of_two() {
-        return Err(format!("disruptor-rs: ring size {size} is not a power of two"));
-    }
     let total: u64 = per.iter().sum();
     let done: Arc<Mutex<Option<(Instant, Checker)>>> = Arc::new(Mutex::new(None));
     let mut checker = Checker::new(per.len());

@@ -518,29 +518,14 @@ mod tests {
 
     #[test]
     fn contract_loops_without_own_loops_are_refused_when_one_of_ours_is_chosen() {
-        let e = pairs(&[
-            "--variants",
-            "ring,crossbeam",
-            "--producers",
-            "1",
-            "--contract-loops",
-            "on",
-            "--own-loops",
-            "off",
-        ])
-        .unwrap_err();
+        let asked = |variants: &str| {
+            let args = ["--variants", variants, "--producers", "1"];
+            pairs(&[&args[..], &["--contract-loops", "on", "--own-loops", "off"]].concat())
+        };
+        let e = asked("ring,crossbeam").unwrap_err();
         assert!(e.contains("--own-loops on") && e.contains("ring"), "{e}");
-        let peers = pairs(&[
-            "--variants",
-            "crossbeam",
-            "--producers",
-            "1",
-            "--contract-loops",
-            "on",
-            "--own-loops",
-            "off",
-        ])
-        .expect("peers keep their contract loops without our own loops");
+        let peers =
+            asked("crossbeam").expect("peers keep their contract loops without our own loops");
         assert!(has(&peers, "crossbeam/contract-loop", "crossbeam/own-loop"), "{peers:?}");
     }
 
