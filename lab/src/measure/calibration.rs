@@ -236,7 +236,7 @@ fn own_run<const N: usize>(
                 spec.ring_size
             ));
         }
-        "disruptor-rs" if oversubscribed(spec.producers + 1) => {
+        "disruptor-rs" if crate::measure::peers::oversubscribed(spec.producers + 1) => {
             disruptor_poll_run::<N>(&per, &cpus, every, spec.ring_size)?
         }
         "disruptor-rs" => disruptor_run::<N>(&per, &cpus, every, spec.ring_size)?,
@@ -257,11 +257,6 @@ impl<const N: usize> crate::measure::variants::WithHandoff for Contract<'_, N> {
     fn run<H: handoff::Handoff + 'static>(self, handoff: H) -> Self::Out {
         self.0.run::<H, N>(&handoff)
     }
-}
-
-/// Whether a run of `threads` threads has more of them than the machine has cores.
-fn oversubscribed(threads: usize) -> bool {
-    threads > std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// The disruptor crate's own loop where its threads outnumber the cores: the crate's
