@@ -198,6 +198,21 @@ fn jvm_own_loop(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
     })
 }
 
+/// One run of a calibration loop outside a fork, for the bisect example (`peer_loops`):
+/// `kind` is a crate's own loop ([`competitor`]'s names), [`CONTRACT_LOOP`] (the adapter
+/// of `spec.variant` through the contract), or `disruptor-rs/poll` (the disruptor crate's
+/// polling own loop whatever the thread count).
+#[doc(hidden)]
+pub fn bisect_run(kind: &str, spec: &CellSpec, messages: u64) -> Result<RunResult, String> {
+    if kind == "disruptor-rs/poll" {
+        let per = handoff::spread(messages, spec.producers);
+        let cpus = placement::plan(spec.placement, spec.producers + 1)?;
+        let ends = disruptor_poll_run::<16>(&per, &cpus, spec.sample_every, spec.ring_size)?;
+        return Ok(plain::result::<16>(&ends, &per, spec.sample_every));
+    }
+    own_run::<16>(kind, spec, messages)
+}
+
 /// One run of `crate_`'s own loop over `messages` messages.
 fn own_run<const N: usize>(
     crate_: &str,

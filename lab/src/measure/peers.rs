@@ -943,19 +943,41 @@ impl<T: Send + 'static> DisruptorRsProducer<T> {
         unsafe { &mut *self.tx.get() }
     }
 
-    #[inline]
-    fn try_publish(&mut self, msg: &mut Option<T>) -> bool {
+    /// Publishes the message `msg` holds if the ring has room. `true`: the crate granted a
+    /// slot and ran the write, which moved the message there, so the caller must neither
+    /// use nor drop `msg` again; `false`: nothing was read, the message is still the
+    /// caller's.
+    ///
+    /// The message goes from the caller's hands to the slot in one move. Staging it in an
+    /// `Option` first (the earlier shape) put it on the stack field by field and read it
+    /// back in wider loads that the store buffer cannot forward: each such load waited
+    /// for the stores before it to reach the cache, the previous slot's included, which
+    /// on a ring the consumer reads right behind is a cache-line transfer per message
+    /// (docs/harness.md, the disruptor adapter's producer stall).
+    #[inline(always)]
+    fn try_publish(&mut self, msg: &ManuallyDrop<T>) -> bool {
         use disruptor::Producer as _;
-        // The closure runs only once the crate granted the sequence, and `send` passes
-        // `Some`: the slot is written before its sequence is published, as the invariant
-        // of `Slot` needs.
+        let mut moved = false;
+        // The crate runs the write only once it granted the sequence, and before it
+        // publishes it: the slot is written before its sequence is published, as the
+        // invariant of `Slot` needs.
         let write = |slot: &mut Slot<T>| {
-            slot.0.get_mut().write(msg.take().expect("a message to publish"));
+            // SAFETY: the crate calls this at most once (`FnOnce`), so the message is read
+            // out of `msg` at most once, and `moved` tells the caller it was: from then on
+            // the caller treats `msg` as moved (never uses or drops it; `ManuallyDrop`
+            // never drops it by itself).
+            slot.0.get_mut().write(unsafe { std::ptr::read(&**msg) });
+            moved = true;
         };
         match self.tx.get_mut() {
-            DisruptorTx::Single(p) => p.try_publish(write).is_ok(),
-            DisruptorTx::Multi(p) => p.try_publish(write).is_ok(),
+            DisruptorTx::Single(p) => {
+                let _ = p.try_publish(write);
+            }
+            DisruptorTx::Multi(p) => {
+                let _ = p.try_publish(write);
+            }
         }
+        moved
     }
 
     /// Closed, or the consumer is gone (its drop sets the same flag).
@@ -963,46 +985,36 @@ impl<T: Send + 'static> DisruptorRsProducer<T> {
     fn refused(&self) -> bool {
         self.shared.is_closed()
     }
+}
 
-    /// `send` once the ring was full (or closed): spins, then yields, until there is room.
-    #[cold]
-    #[inline(never)]
-    fn send_waiting(&mut self, msg: T) -> Result<(), SendError<T>> {
-        let mut msg = Some(msg);
+impl<T: Send + 'static> Producer<T> for DisruptorRsProducer<T> {
+    /// Inlined whole, wait included, into the caller's loop, as a user's loop around the
+    /// crate's `try_publish` would be. A wait out of line that took the message by value
+    /// made the message live in memory: see [`DisruptorRsProducer::try_publish`].
+    #[inline(always)]
+    fn send(&mut self, msg: T) -> Result<(), SendError<T>> {
+        let msg = ManuallyDrop::new(msg);
         let mut backoff = Backoff::with_spins(self.shared.spins);
         loop {
             if self.refused() {
-                return Err(SendError(msg.take().expect("unsent message")));
+                return Err(SendError(ManuallyDrop::into_inner(msg)));
             }
-            if self.try_publish(&mut msg) {
+            if self.try_publish(&msg) {
                 return Ok(());
             }
             backoff.snooze();
         }
-    }
-}
-
-impl<T: Send + 'static> Producer<T> for DisruptorRsProducer<T> {
-    /// The fast path (room in the ring) is small enough to inline into the caller's loop,
-    /// as the crate's own `publish` does; waiting for room is out of line.
-    #[inline(always)]
-    fn send(&mut self, msg: T) -> Result<(), SendError<T>> {
-        let mut msg = Some(msg);
-        if !self.refused() && self.try_publish(&mut msg) {
-            return Ok(());
-        }
-        self.send_waiting(msg.take().expect("unsent message"))
     }
 
     fn try_send(&mut self, msg: T) -> Result<(), TrySendError<T>> {
         if self.refused() {
             return Err(TrySendError::Closed(msg));
         }
-        let mut msg = Some(msg);
-        if self.try_publish(&mut msg) {
+        let msg = ManuallyDrop::new(msg);
+        if self.try_publish(&msg) {
             Ok(())
         } else {
-            Err(TrySendError::Full(msg.take().expect("unsent message")))
+            Err(TrySendError::Full(ManuallyDrop::into_inner(msg)))
         }
     }
 
