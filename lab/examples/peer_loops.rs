@@ -414,13 +414,11 @@ fn disruptor_cases(p: usize, n: u64) -> Vec<Case> {
         Box::new(move || adapter_shaped::<_, false, false, true>(&h6, p, n, CAP, true)),
     ));
     // 15..: the lab's calibration loops themselves, pinned as the lab pins, stamps every
-    // 1,024th: the crate's own loop as the lab picks it, its polling own loop, and the
-    // adapter through the contract (64Ki a batch, the lab's default).
-    for (name, kind) in [
-        ("cal own", "disruptor-rs"),
-        ("cal own poll", "disruptor-rs/poll"),
-        ("cal contract", lab::measure::calibration::CONTRACT_LOOP),
-    ] {
+    // 1,024th: the crate's own loop, and the adapter through the contract (64Ki a batch,
+    // the lab's default).
+    for (name, kind) in
+        [("cal own", "disruptor-rs"), ("cal contract", lab::measure::calibration::CONTRACT_LOOP)]
+    {
         let s = spec("disruptor-rs", p, auto, CAP, 1024);
         cases.push((name, Box::new(move || cal(kind, &s, n))));
     }

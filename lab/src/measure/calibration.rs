@@ -15,12 +15,12 @@
 //! Kinds:
 //! * [`OWN_LOOP`]: the Rust peers (crossbeam, std-mpsc, disruptor-rs, and the planted
 //!   `fault-slow-crossbeam`, calibrated by crossbeam's loop). The producers call the
-//!   crate's own send (`Sender::send`, `SyncSender::send`, the disruptor's `publish`);
-//!   the consumer is the crate's own receive (`for m in rx`, or the disruptor's managed
-//!   processor thread with `BusySpinWithSpinLoopHint`; where the run's threads outnumber
-//!   the cores, the disruptor's `try_publish` and event poller, yielding while the ring is
-//!   full or empty, since its busy-spinning ones hold a core another thread needs). Same
-//!   messages as the lab
+//!   crate's own send (`Sender::send`, `SyncSender::send`, the disruptor's
+//!   `try_publish`); the consumer is the crate's own receive (`for m in rx`, or the
+//!   disruptor's event poller; both disruptor sides spin briefly, then yield, while the
+//!   ring is full or empty: the crate's fastest plain use here, faster than its managed
+//!   processor, whose busy spin also holds a core another thread needs where threads
+//!   outnumber the cores). Same messages as the lab
 //!   (`handoff::Message<N>`, built and stamped every `sample_every`-th as the harness
 //!   does), same capacity, the same threads pinned to the same CPUs
 //!   ([`crate::machine::placement`]), and the same check of every run
@@ -53,11 +53,9 @@
 use crate::machine::placement;
 use crate::measure::harness::{CellOutput, CellSpec, RunResult, WARMUP_MESSAGES};
 use crate::measure::own_loops;
-use crate::measure::plain::{self, channel_run, join_producers, spawn_producers, Ends};
+use crate::measure::plain::{self, channel_run, Ends};
 use crate::protocol::{Ctx, Pass};
 use handoff::{Checker, Message};
-use std::sync::{Arc, Barrier, Mutex};
-use std::time::Instant;
 
 /// The calibration kind of every competitor: the crate's own API in a plain loop.
 pub const OWN_LOOP: &str = "own-loop";
@@ -199,17 +197,10 @@ fn jvm_own_loop(spec: &CellSpec, ctx: &mut Ctx) -> Result<CellOutput, String> {
 }
 
 /// One run of a calibration loop outside a fork, for the bisect example (`peer_loops`):
-/// `kind` is a crate's own loop ([`competitor`]'s names), [`CONTRACT_LOOP`] (the adapter
-/// of `spec.variant` through the contract), or `disruptor-rs/poll` (the disruptor crate's
-/// polling own loop whatever the thread count).
+/// `kind` is a crate's own loop ([`competitor`]'s names) or [`CONTRACT_LOOP`] (the adapter
+/// of `spec.variant` through the contract), messages of 16 payload bytes.
 #[doc(hidden)]
 pub fn bisect_run(kind: &str, spec: &CellSpec, messages: u64) -> Result<RunResult, String> {
-    if kind == "disruptor-rs/poll" {
-        let per = handoff::spread(messages, spec.producers);
-        let cpus = placement::plan(spec.placement, spec.producers + 1)?;
-        let ends = disruptor_poll_run::<16>(&per, &cpus, spec.sample_every, spec.ring_size)?;
-        return Ok(plain::result::<16>(&ends, &per, spec.sample_every));
-    }
     own_run::<16>(kind, spec, messages)
 }
 
@@ -251,10 +242,7 @@ fn own_run<const N: usize>(
                 spec.ring_size
             ));
         }
-        "disruptor-rs" if crate::measure::peers::oversubscribed(spec.producers + 1) => {
-            disruptor_poll_run::<N>(&per, &cpus, every, spec.ring_size)?
-        }
-        "disruptor-rs" => disruptor_run::<N>(&per, &cpus, every, spec.ring_size)?,
+        "disruptor-rs" => disruptor_poll_run::<N>(&per, &cpus, every, spec.ring_size)?,
         CONTRACT_LOOP => {
             let lp = plain::ContractLoop { per: &per, cpus: &cpus, every, batch: spec.batch };
             crate::measure::variants::dispatch(&spec.settings(), Contract::<N>(lp))??
@@ -274,13 +262,16 @@ impl<const N: usize> crate::measure::variants::WithHandoff for Contract<'_, N> {
     }
 }
 
-/// The disruptor crate's own loop where its threads outnumber the cores: the crate's
-/// managed processor and its `publish` only busy-spin, which holds a core that a
-/// descheduled thread needs, so a user there takes the crate's other API, the one that
-/// lets the caller wait: `try_publish`, and an event poller on the consumer's thread,
-/// each spinning briefly and then yielding while the ring is full or empty (the yield a
-/// user would write; the same spins as the lab's adapter, `peers::Backoff`). The poller
-/// takes every published event at each poll.
+/// The disruptor crate's own loop: `try_publish`, and an event poller on the consumer's
+/// thread, each spinning briefly and then yielding while the ring is full or empty (the
+/// yield a user would write; the spins of the lab's adapter where threads outnumber the
+/// cores, `peers::Backoff`). The poller takes every published event at each poll.
+///
+/// It is the crate's fastest plain use on this machine at every P. Where threads
+/// outnumber the cores, the crate's managed processor and its `publish` only busy-spin,
+/// which holds a core that a descheduled thread needs. Where each thread has a core, the
+/// managed processor (`BusySpinWithSpinLoopHint`, `publish`) ran at three quarters of this
+/// loop's rate, in the same process, interleaved (docs/harness.md).
 fn disruptor_poll_run<const N: usize>(
     per: &[u64],
     cpus: &Option<Vec<usize>>,
@@ -332,82 +323,21 @@ fn disruptor_poll_run<const N: usize>(
     }
 }
 
-/// The disruptor crate's own loop where each thread has a core: its producers `publish`,
-/// its managed processor thread (pinned where the lab's consumer is,
-/// `BusySpinWithSpinLoopHint`) checks each event.
-fn disruptor_run<const N: usize>(
-    per: &[u64],
-    cpus: &Option<Vec<usize>>,
-    every: u64,
-    size: usize,
-) -> Result<Ends, String> {
-    use disruptor::{ProcessorSettings as _, Producer as _};
-    let total: u64 = per.iter().sum();
-    let done: Arc<Mutex<Option<(Instant, Checker)>>> = Arc::new(Mutex::new(None));
-    let mut checker = Checker::new(per.len());
-    let mut seen = 0u64;
-    let slot = done.clone();
-    let handler = move |m: &Message<N>, _seq: i64, _end_of_batch: bool| {
-        checker.observe(m);
-        seen += 1;
-        if seen == total {
-            let end = Instant::now();
-            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some((end, checker.clone()));
-        }
-    };
-    let wait = disruptor::BusySpinWithSpinLoopHint;
-    let barrier = Arc::new(Barrier::new(per.len()));
-    let producers = if per.len() == 1 {
-        let mut b = disruptor::build_single_producer(size, Message::<N>::default, wait);
-        if let Some(c) = cpus {
-            b = b.pin_at_core(c[0]);
-        }
-        let tx = b.handle_events_with(handler).build();
-        spawn_producers(per, cpus, every, &barrier, vec![tx], |tx, m| {
-            tx.publish(|e| *e = m);
-            true
-        })
-    } else {
-        let mut b = disruptor::build_multi_producer(size, Message::<N>::default, wait);
-        if let Some(c) = cpus {
-            b = b.pin_at_core(c[0]);
-        }
-        let first = b.handle_events_with(handler).build();
-        let mut txs: Vec<_> = (1..per.len()).map(|_| first.clone()).collect();
-        txs.push(first);
-        spawn_producers(per, cpus, every, &barrier, txs, |tx, m| {
-            tx.publish(|e| *e = m);
-            true
-        })
-    };
-    // Every producer handle is dropped by now: the last drop joined the processor, which
-    // had handled every published event.
-    let (starts, failures) = join_producers(producers)?;
-    let got = done.lock().unwrap_or_else(|e| e.into_inner()).take();
-    let (end, checker) = match got {
-        Some((end, c)) => (end, Some(c)),
-        None => (Instant::now(), None),
-    };
-    Ok(Ends { starts, failures, end, checker })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{disruptor_poll_run, disruptor_run};
+    use super::disruptor_poll_run;
 
-    /// Both of the disruptor crate's own loops (each thread on a core; threads outnumbering
-    /// the cores) deliver every message of every producer, in order, as the checker sees it.
+    /// The disruptor crate's own loop delivers every message of every producer, in order,
+    /// as the checker sees it: one producer (the crate's single-producer sequencer) and
+    /// three (its multi-producer one).
     #[test]
-    fn both_disruptor_own_loops_check_every_message() {
-        let per = handoff::spread(30_000, 3);
-        let ends = [
-            disruptor_poll_run::<16>(&per, &None, 64, 1024).expect("the poller's loop"),
-            disruptor_run::<16>(&per, &None, 64, 1024).expect("the processor's loop"),
-        ];
-        for ends in ends {
+    fn the_disruptor_own_loop_checks_every_message() {
+        for p in [1, 3] {
+            let per = handoff::spread(30_000, p);
+            let ends = disruptor_poll_run::<16>(&per, &None, 64, 1024).expect("the own loop");
             let r = crate::measure::plain::result::<16>(&ends, &per, 64);
-            assert!(r.valid, "{}", r.verdict);
-            assert_eq!((r.sent, r.received), (30_000, 30_000));
+            assert!(r.valid, "P={p}: {}", r.verdict);
+            assert_eq!((r.sent, r.received), (30_000, 30_000), "P={p}");
         }
     }
 }
