@@ -51,10 +51,13 @@
 //!   side keeps up), [`SPINS_SHARED`] when they outnumber the cores (a pure spin would hold
 //!   a core a descheduled producer needs).
 //! * **Inlining.** A send is a few instructions when there is room, and each adapter's
-//!   `send` is small enough to inline into the caller's loop, with waiting out of line:
-//!   a call per message that the crate's own loop does not pay slows the producer, and on
-//!   two cores a slower producer turns the disruptor's batched handoff into a per-message
-//!   one (figures in docs/design-figures.md).
+//!   `send` is small enough to inline into the caller's loop: a call per message that the
+//!   crate's own loop does not pay slows the producer, and on two cores a slower producer
+//!   turns the disruptor's batched handoff into a per-message one (figures in
+//!   docs/design-figures.md). The disruptor peer's wait is inlined too, as a user's loop
+//!   around `try_publish` is: a wait out of line that took the message back by value kept
+//!   every message on the stack on its way to the slot, and cost the producer a
+//!   cache-line transfer per message (docs/harness.md, 2026-12-07).
 
 use crossbeam_utils::CachePadded;
 use handoff::{ConfigError, Consumer, Handoff, Producer, SendError, TryRecvError, TrySendError};
