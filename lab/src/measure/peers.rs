@@ -951,12 +951,13 @@ impl<T: Send + 'static> DisruptorRsProducer<T> {
     /// use nor drop `msg` again; `false`: nothing was read, the message is still the
     /// caller's.
     ///
-    /// The message goes from the caller's hands to the slot in one move. Staging it in an
-    /// `Option` first (the earlier shape) put it on the stack field by field and read it
-    /// back in wider loads that the store buffer cannot forward: each such load waited
-    /// for the stores before it to reach the cache, the previous slot's included, which
-    /// on a ring the consumer reads right behind is a cache-line transfer per message
-    /// (docs/harness.md, the disruptor adapter's producer stall).
+    /// The message goes from the caller's hands to the slot in one move, and must not
+    /// be staged in memory on the way: staged, it was written to the stack field by field
+    /// and read back in wider loads that the store buffer cannot forward, so each load
+    /// waited for the stores before it to reach the cache, the previous slot's included,
+    /// which on a ring the consumer reads right behind is a cache-line transfer per
+    /// message. What staged it was `send`'s out-of-line wait taking the message back by
+    /// value (docs/harness.md, the disruptor adapter's producer stall).
     #[inline(always)]
     fn try_publish(&mut self, msg: &ManuallyDrop<T>) -> bool {
         use disruptor::Producer as _;
