@@ -201,14 +201,13 @@ where
     let mut next = core.gate(i);
     let mut at = next;
     let mut processed = 0u64;
-    let (core_ref, at_out, processed_out) = (&core, &mut at, &mut processed);
+    let (core, at_out, processed_out) = (&core, &mut at, &mut processed);
     // The handler moves into the unwinding closure, a local of its frame, rather than
     // being reached through a captured reference: only so can the compiler keep the
     // handler's own state (a user's counters and sums) in registers across a run of
     // events, instead of loading and storing it in memory for every event. What must
     // outlive a panic (the sequence being handled, the count) is reached by reference.
     let outcome = catch_unwind(AssertUnwindSafe(move || loop {
-        let core = core_ref;
         if core.state() & crate::core::ST_GONE != 0 {
             return Stop::Halted;
         }

@@ -677,14 +677,10 @@ pub const SPINS_ALONE: u32 = 1 << 14;
 /// hold a core that a descheduled thread needs to make progress.
 pub const SPINS_SHARED: u32 = 64;
 
-/// Whether a run of `threads` threads has more of them than this machine has cores.
-pub fn oversubscribed(threads: usize) -> bool {
-    threads > std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// The spins the disruptor peer's waits use for `threads` threads on this machine.
+/// The spins the disruptor peer's waits use for `threads` threads on this machine: fewer
+/// where they outnumber its cores.
 pub fn spins_for(threads: usize) -> u32 {
-    if oversubscribed(threads) {
+    if threads > std::thread::available_parallelism().map_or(1, |n| n.get()) {
         SPINS_SHARED
     } else {
         SPINS_ALONE

@@ -36,10 +36,10 @@ pub fn cells(plan: &mut Plan<CellSpec>, ours: bool, contract: bool) {
     for c in std::mem::take(&mut plan.cells) {
         let is_ours = crate::measure::variants::find(&c.cell.variant).is_some_and(|v| v.ours);
         let calibrated = c.role != Role::Twin && (ours || !is_ours);
-        let own = kind_of(&c.cell.variant).filter(|_| calibrated);
-        let through = contract_kind_of(&c.cell.variant).filter(|_| calibrated && contract);
-        let own = own.map(|kind| calibration_cell(&c, kind, Role::OwnLoop));
-        let through = through.map(|kind| calibration_cell(&c, kind, Role::ContractLoop));
+        let own = (kind_of(&c.cell.variant).filter(|_| calibrated))
+            .map(|kind| calibration_cell(&c, kind, Role::OwnLoop));
+        let through = (contract_kind_of(&c.cell.variant).filter(|_| calibrated && contract))
+            .map(|kind| calibration_cell(&c, kind, Role::ContractLoop));
         let mut pair = |a: &str, b: &str| {
             let pair = (a.to_string(), b.to_string());
             if !plan.pairs.contains(&pair) {
