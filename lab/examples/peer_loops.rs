@@ -8,6 +8,7 @@
 
 use handoff::{Checker, Message};
 use lab::machine::placement::{self, Placement};
+use lab::measure::calibration::CONTRACT_LOOP;
 use lab::measure::harness::{run_counted, CellSpec};
 use lab::measure::peers::{
     ChanRecvTimeoutError, ChanTryRecvError, ChanTrySendError, Channel, ChannelHandoff,
@@ -416,9 +417,7 @@ fn disruptor_cases(p: usize, n: u64) -> Vec<Case> {
     // 15..: the lab's calibration loops themselves, pinned as the lab pins, stamps every
     // 1,024th: the crate's own loop, and the adapter through the contract (64Ki a batch,
     // the lab's default).
-    for (name, kind) in
-        [("cal own", "disruptor-rs"), ("cal contract", lab::measure::calibration::CONTRACT_LOOP)]
-    {
+    for (name, kind) in [("cal own", "disruptor-rs"), ("cal contract", CONTRACT_LOOP)] {
         let s = spec("disruptor-rs", p, auto, CAP, 1024);
         cases.push((name, Box::new(move || cal(kind, &s, n))));
     }
@@ -471,6 +470,13 @@ fn main() {
                 let h = CrossbeamHandoff::new(Some(CAP));
                 cases.push((name, Box::new(move || lab(&h, &s, n))));
             }
+        }
+        // 9..: the lab's calibration loops themselves, pinned as the lab pins, stamps every
+        // 1,024th: the crate's own loop, and the adapter through the contract (64Ki a batch).
+        for (name, kind) in [("cal own", peer.clone()), ("cal contract", CONTRACT_LOOP.to_string())]
+        {
+            let s = spec(&peer, p, auto, CAP, 1024);
+            cases.push((name, Box::new(move || cal(&kind, &s, n))));
         }
         if std_ {
             let s = spec(&peer, p, auto, 1, 1024);
