@@ -16,7 +16,8 @@
 //! * [`OWN_LOOP`]: the Rust peers (crossbeam, std-mpsc, disruptor-rs, and the planted
 //!   `fault-slow-crossbeam`, calibrated by crossbeam's loop). The producers call the
 //!   crate's own send (`Sender::send`, `SyncSender::send`, the disruptor's
-//!   `try_publish`); the consumer is the crate's own receive (`for m in rx`, or the
+//!   `try_publish`); the consumer is the crate's own receive (crossbeam's `try_recv` while
+//!   messages are there and `recv` when the channel is empty, std's `for m in rx`, or the
 //!   disruptor's event poller; both disruptor sides spin briefly, then yield, while the
 //!   ring is full or empty: the crate's fastest plain use here, faster than its managed
 //!   processor, whose busy spin also holds a core another thread needs where threads
