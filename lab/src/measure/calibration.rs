@@ -343,32 +343,25 @@ fn disruptor_poll_run<const N: usize>(
 
 #[cfg(test)]
 mod tests {
-    use super::{crossbeam_run, disruptor_poll_run};
+    use super::{crossbeam_run, disruptor_poll_run, Ends};
 
-    /// crossbeam's own loop (`try_recv`, then `recv` on an empty channel) delivers every
-    /// message of every producer, in order, and ends when the producers have gone.
+    /// Each peer's own loop delivers every message of every producer, in order, as the
+    /// checker sees it, and ends when the producers have gone: one producer (the disruptor
+    /// crate's single-producer sequencer) and three (its multi-producer one); crossbeam's
+    /// consumer with `try_recv`, then `recv` on an empty channel.
     #[test]
-    fn the_crossbeam_own_loop_checks_every_message() {
-        for p in [1, 3] {
-            let per = handoff::spread(30_000, p);
-            let ends = crossbeam_run::<16>(&per, &None, 64, 1024).expect("the own loop");
-            let r = crate::measure::plain::result::<16>(&ends, &per, 64);
-            assert!(r.valid, "P={p}: {}", r.verdict);
-            assert_eq!((r.sent, r.received), (30_000, 30_000), "P={p}");
-        }
-    }
-
-    /// The disruptor crate's own loop delivers every message of every producer, in order,
-    /// as the checker sees it: one producer (the crate's single-producer sequencer) and
-    /// three (its multi-producer one).
-    #[test]
-    fn the_disruptor_own_loop_checks_every_message() {
-        for p in [1, 3] {
-            let per = handoff::spread(30_000, p);
-            let ends = disruptor_poll_run::<16>(&per, &None, 64, 1024).expect("the own loop");
-            let r = crate::measure::plain::result::<16>(&ends, &per, 64);
-            assert!(r.valid, "P={p}: {}", r.verdict);
-            assert_eq!((r.sent, r.received), (30_000, 30_000), "P={p}");
+    fn each_peer_own_loop_checks_every_message() {
+        type Loop = fn(&[u64], &Option<Vec<usize>>, u64, usize) -> Result<Ends, String>;
+        let loops: [(&str, Loop); 2] =
+            [("crossbeam", crossbeam_run::<16>), ("disruptor-rs", disruptor_poll_run::<16>)];
+        for (name, run) in loops {
+            for p in [1, 3] {
+                let per = handoff::spread(30_000, p);
+                let ends = run(&per, &None, 64, 1024).expect("the own loop");
+                let r = crate::measure::plain::result::<16>(&ends, &per, 64);
+                assert!(r.valid, "{name} P={p}: {}", r.verdict);
+                assert_eq!((r.sent, r.received), (30_000, 30_000), "{name} P={p}");
+            }
         }
     }
 }
