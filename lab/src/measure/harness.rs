@@ -526,9 +526,8 @@ fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + '
 /// A function of its own, out of line, taking what it works on by reference, as the own
 /// loops' drain is: written inline in the thread's closure, beside the probes and the
 /// histogram's set-up, the compiled loop reached the handoff's slots through one more
-/// pointer per message and kept the checker's error count on the stack, and a fast
-/// handoff's row ran measurably below the same adapter in the contract loop
-/// (docs/harness.md).
+/// dependent load per message than the contract loop's, and a fast handoff's row ran
+/// measurably below the same adapter in the contract loop (docs/harness.md).
 #[inline(never)]
 fn drain<const N: usize, const TRACE: bool, C: Consumer<Message<N>>>(
     rx: &mut C,
