@@ -83,7 +83,11 @@ enum AnyCore<E, W> {
     Multi(Arc<Core<E, W, Multi>>),
 }
 
-type Spawner<E, W> = Box<dyn FnOnce(&AnyCore<E, W>, usize) -> std::io::Result<Spawned> + Send>;
+/// What each processor thread runs first, given its handler's index.
+type OnStart = Arc<dyn Fn(usize) + Send + Sync>;
+
+type Spawner<E, W> =
+    Box<dyn FnOnce(&AnyCore<E, W>, usize, Option<OnStart>) -> std::io::Result<Spawned> + Send>;
 
 /// Builds a ring with its event processors. `W` is the wait strategy, chosen at compile
 /// time: `Builder::<Event, Yielding>::new(1 << 16, Event::default)`.
@@ -91,6 +95,7 @@ pub struct Builder<E, W> {
     size: usize,
     factory: Box<dyn FnMut() -> E>,
     spawners: Vec<Spawner<E, W>>,
+    on_start: Option<OnStart>,
 }
 
 impl<E, W> fmt::Debug for Builder<E, W> {
@@ -106,7 +111,16 @@ impl<E: Send + Sync + 'static, W: WaitStrategy> Builder<E, W> {
     /// A ring of `size` slots (a power of two; checked at build), each filled once by
     /// `factory`.
     pub fn new(size: usize, factory: impl FnMut() -> E + 'static) -> Self {
-        Builder { size, factory: Box::new(factory), spawners: Vec::new() }
+        Builder { size, factory: Box::new(factory), spawners: Vec::new(), on_start: None }
+    }
+
+    /// Runs `f(i)` on each processor's thread when it starts, before it waits for its
+    /// first event (`i`: the handler's index, in the order they were added). What Java's
+    /// Disruptor takes a `ThreadFactory` for: pinning the thread to a CPU, naming it for a
+    /// profiler, setting its priority, before the thread sees any event.
+    pub fn on_thread_start(mut self, f: impl Fn(usize) + Send + Sync + 'static) -> Self {
+        self.on_start = Some(Arc::new(f));
+        self
     }
 
     /// Adds a batch event processor: a thread that calls `handler(&event, sequence,
@@ -116,16 +130,27 @@ impl<E: Send + Sync + 'static, W: WaitStrategy> Builder<E, W> {
     where
         H: FnMut(&E, u64, bool) + Send + 'static,
     {
-        let spawner: Spawner<E, W> = Box::new(move |core, i| {
+        let spawner: Spawner<E, W> = Box::new(move |core, i, on_start: Option<OnStart>| {
             let name = format!("ring-processor-{i}");
+            let start = move || {
+                if let Some(f) = on_start {
+                    f(i);
+                }
+            };
             match core {
                 AnyCore::Single(c) => {
                     let c = c.clone();
-                    ThreadBuilder::new().name(name).spawn(move || run(c, i, handler))
+                    ThreadBuilder::new().name(name).spawn(move || {
+                        start();
+                        run(c, i, handler)
+                    })
                 }
                 AnyCore::Multi(c) => {
                     let c = c.clone();
-                    ThreadBuilder::new().name(name).spawn(move || run(c, i, handler))
+                    ThreadBuilder::new().name(name).spawn(move || {
+                        start();
+                        run(c, i, handler)
+                    })
                 }
             }
         });
@@ -148,7 +173,7 @@ impl<E: Send + Sync + 'static, W: WaitStrategy> Builder<E, W> {
         };
         let mut threads = Vec::with_capacity(self.spawners.len());
         for (i, spawn) in self.spawners.drain(..).enumerate() {
-            match spawn(&core, i) {
+            match spawn(&core, i, self.on_start.clone()) {
                 Ok(t) => threads.push(t),
                 Err(e) => {
                     control.halt();

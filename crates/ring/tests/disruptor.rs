@@ -428,3 +428,39 @@ fn blocked_producers_wake_when_the_consumer_drops() {
         blocked_producers_wake_when_consumer_drops::<JavaBlocking>(p);
     }
 }
+
+/// `on_thread_start` runs once on each processor's own thread, with its handler's index,
+/// before that thread handles any event.
+#[test]
+fn each_processor_thread_runs_the_start_hook_before_its_first_event() {
+    within("on_thread_start", watchdog_limit(), || {
+        let started: Arc<Mutex<Vec<(usize, thread::ThreadId)>>> = Arc::default();
+        let s = started.clone();
+        let handled = |i: usize| {
+            let started = started.clone();
+            let mut checked = false;
+            move |_: &Ev, _seq, _eob| {
+                if !checked {
+                    let me = thread::current().id();
+                    let seen = started.lock().unwrap();
+                    assert!(seen.contains(&(i, me)), "handler {i} ran before its start hook");
+                    checked = true;
+                }
+            }
+        };
+        let (mut p, procs) = Builder::<Ev, Blocking>::new(ring_size(), Ev::default)
+            .on_thread_start(move |i| s.lock().unwrap().push((i, thread::current().id())))
+            .handler(handled(0))
+            .handler(handled(1))
+            .build_single()
+            .expect("valid");
+        for i in 0..100 {
+            p.publish(|e| e.value = i).expect("publish");
+        }
+        drop(p);
+        assert_eq!(procs.join().expect("join").processed, vec![100, 100]);
+        let mut seen: Vec<usize> = started.lock().unwrap().iter().map(|(i, _)| *i).collect();
+        seen.sort();
+        assert_eq!(seen, [0, 1], "one start per processor thread");
+    });
+}

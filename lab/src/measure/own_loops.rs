@@ -27,9 +27,10 @@
 //!   crossbeam's own loop with a consumer that loses every 1000th message before its check,
 //!   or spins 500 ns a message.
 //!
-//! A consumer thread the crate starts itself (the ring's processor, the scheduler's
-//! worker) pins itself on its first message, where the harness pins its consumer before
-//! the barrier.
+//! A consumer thread the crate starts itself is pinned by the crate's own means where it
+//! has one: the ring's processor when its thread starts (`Builder::on_thread_start`, the
+//! Disruptor's thread factory), before the run, as the harness pins its consumer before the
+//! barrier. The scheduler's worker has none and pins itself on its first message.
 
 use crate::measure::faults::{self, OwnLoopFault};
 use crate::measure::harness::CellSpec;
@@ -125,8 +126,17 @@ fn ring_run<W: WaitStrategy, const N: usize>(
     size: usize,
 ) -> Result<Ends, String> {
     let finish = Finish::default();
-    let mut obs = Observer::new(per, cpus, finish.clone());
+    // The processor pins itself when its thread starts, before the run, as the harness pins
+    // its consumer before the barrier; the observer then pins nothing.
+    let mut obs = Observer::new(per, &None, finish.clone());
+    let pin_failed: Arc<Mutex<Option<String>>> = Arc::default();
+    let (cpus0, failed) = (cpus.clone(), pin_failed.clone());
     let b = ring::Builder::<Message<N>, W>::new(size, Message::<N>::default)
+        .on_thread_start(move |_| {
+            if let Err(why) = plain::pin(&cpus0, 0) {
+                *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+            }
+        })
         .handler(move |m: &Message<N>, _seq, _end_of_batch| obs.observe(m));
     let barrier = Arc::new(Barrier::new(per.len()));
     let (producers, procs) = if per.len() == 1 {
@@ -148,6 +158,9 @@ fn ring_run<W: WaitStrategy, const N: usize>(
     // Every producer handle is dropped by now: the processor drains what was published,
     // then ends.
     procs.join().map_err(|e| format!("ring: the processor failed: {e}"))?;
+    if let Some(why) = pin_failed.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(why);
+    }
     let (starts, failures) = joined?;
     plain::ends_from(&finish, starts, failures)
 }

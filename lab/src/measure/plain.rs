@@ -165,8 +165,9 @@ pub(crate) type Finish = Arc<Mutex<Option<Result<(Instant, Checker), String>>>>;
 
 /// A check of every message for a consumer the crate calls back (a handler, a
 /// subscriber): the lab's checker, the count of messages seen, and on the first call a pin
-/// to the consumer's CPU (a crate-started thread cannot be pinned before it runs). At the
-/// run's last message it leaves its end in [`Finish`].
+/// to the consumer's CPU, where `cpus` is given (a crate-started thread that the crate
+/// offers no start hook for cannot be pinned before it runs). At the run's last message it
+/// leaves its end in [`Finish`].
 pub(crate) struct Observer {
     checker: Checker,
     seen: u64,
