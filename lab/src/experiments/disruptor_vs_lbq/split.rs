@@ -184,7 +184,10 @@ mod tests {
         ];
         let r = fixture::results("disruptor-vs-lbq", Vec::new(), outlier);
         let l = lines(&r);
-        assert!(l[0].ends_with("the contract loop ran below both the row and the own loop"), "{l:?}");
+        assert!(
+            l[0].ends_with("the contract loop ran below both the row and the own loop"),
+            "{l:?}"
+        );
         // No contract loops: no table, no lines.
         let r = fixture::results(
             "disruptor-vs-lbq",
