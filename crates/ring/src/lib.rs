@@ -11,7 +11,9 @@
 //! * [`Builder`]: the Disruptor API. Events are made once by a factory (`Fn() -> E`);
 //!   producers claim a slot and write the event in place ([`SingleProducer::publish`],
 //!   `try_publish`, `batch_publish` of `n` slots); batch event processor threads call
-//!   `handler(&event, sequence, end_of_batch)`. [`Processors::join`] waits for the
+//!   `handler(&event, sequence, end_of_batch)`, each thread first running the
+//!   `on_thread_start` hook if one is set (Java's `ThreadFactory`: pin, name, priority).
+//!   [`Processors::join`] waits for the
 //!   producers to go and the ring to drain; [`Processors::halt`] stops now and reports
 //!   how many events were left.
 //! * [`RingHandoff`]: the lab's [`handoff::Handoff`] contract over the same core, moving
