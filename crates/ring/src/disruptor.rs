@@ -117,7 +117,9 @@ impl<E: Send + Sync + 'static, W: WaitStrategy> Builder<E, W> {
     /// Runs `f(i)` on each processor's thread when it starts, before it waits for its
     /// first event (`i`: the handler's index, in the order they were added). What Java's
     /// Disruptor takes a `ThreadFactory` for: pinning the thread to a CPU, naming it for a
-    /// profiler, setting its priority, before the thread sees any event.
+    /// profiler, setting its priority, before the thread sees any event. A hook that
+    /// panics stops the ring as a handler that panics does: publishes then fail with
+    /// [`PublishError::Halted`], and `join` reports the panic.
     pub fn on_thread_start(mut self, f: impl Fn(usize) + Send + Sync + 'static) -> Self {
         self.on_start = Some(Arc::new(f));
         self
@@ -132,25 +134,14 @@ impl<E: Send + Sync + 'static, W: WaitStrategy> Builder<E, W> {
     {
         let spawner: Spawner<E, W> = Box::new(move |core, i, on_start: Option<OnStart>| {
             let name = format!("ring-processor-{i}");
-            let start = move || {
-                if let Some(f) = on_start {
-                    f(i);
-                }
-            };
             match core {
                 AnyCore::Single(c) => {
                     let c = c.clone();
-                    ThreadBuilder::new().name(name).spawn(move || {
-                        start();
-                        run(c, i, handler)
-                    })
+                    ThreadBuilder::new().name(name).spawn(move || run(c, i, on_start, handler))
                 }
                 AnyCore::Multi(c) => {
                     let c = c.clone();
-                    ThreadBuilder::new().name(name).spawn(move || {
-                        start();
-                        run(c, i, handler)
-                    })
+                    ThreadBuilder::new().name(name).spawn(move || run(c, i, on_start, handler))
                 }
             }
         });
@@ -217,7 +208,12 @@ struct Exit {
 
 /// One batch event processor: waits for the published run, hands each event to the
 /// handler with `end_of_batch` on the last, then releases the run to the producers.
-fn run<E, W, S, H>(core: Arc<Core<E, W, S>>, i: usize, mut handler: H) -> Exit
+fn run<E, W, S, H>(
+    core: Arc<Core<E, W, S>>,
+    i: usize,
+    on_start: Option<OnStart>,
+    mut handler: H,
+) -> Exit
 where
     W: WaitStrategy,
     S: Sequencer,
@@ -232,27 +228,34 @@ where
     // handler's own state (a user's counters and sums) in registers across a run of
     // events, instead of loading and storing it in memory for every event. What must
     // outlive a panic (the sequence being handled, the count) is reached by reference.
-    let outcome = catch_unwind(AssertUnwindSafe(move || loop {
-        if core.state() & crate::core::ST_GONE != 0 {
-            return Stop::Halted;
+    // The start hook runs inside the unwinding closure: a hook that panics stops the ring
+    // as a handler that panics does, so that no producer waits for room forever.
+    let outcome = catch_unwind(AssertUnwindSafe(move || {
+        if let Some(f) = &on_start {
+            f(i);
         }
-        let end = match core.wait_for_run(next, SHORT_RUN) {
-            Ok(end) => end,
-            Err(stop) => return stop,
-        };
-        {
-            let _b = handoff::batch_span!(end - next);
-            handoff::batch_counter!("queue_depth", end - next);
-            for s in next..end {
-                *at_out = s;
-                // SAFETY: `s` is published (below `end`) and this processor's gate is
-                // `next ≤ s` until `release` below, so no producer writes the slot now.
-                unsafe { core.with_slot(s, |e| handler(e, s, s + 1 == end)) };
+        loop {
+            if core.state() & crate::core::ST_GONE != 0 {
+                return Stop::Halted;
             }
+            let end = match core.wait_for_run(next, SHORT_RUN) {
+                Ok(end) => end,
+                Err(stop) => return stop,
+            };
+            {
+                let _b = handoff::batch_span!(end - next);
+                handoff::batch_counter!("queue_depth", end - next);
+                for s in next..end {
+                    *at_out = s;
+                    // SAFETY: `s` is published (below `end`) and this processor's gate is
+                    // `next ≤ s` until `release` below, so no producer writes the slot now.
+                    unsafe { core.with_slot(s, |e| handler(e, s, s + 1 == end)) };
+                }
+            }
+            *processed_out += end - next;
+            core.release(i, end);
+            next = end;
         }
-        *processed_out += end - next;
-        core.release(i, end);
-        next = end;
     }));
     match outcome {
         Ok(_) => Exit { processed, panic: None },

@@ -464,3 +464,27 @@ fn each_processor_thread_runs_the_start_hook_before_its_first_event() {
         assert_eq!(seen, [0, 1], "one start per processor thread");
     });
 }
+
+/// A start hook that panics stops the ring as a panicking handler does: producers are
+/// refused instead of waiting for room forever, and `join` reports the panic.
+#[test]
+fn a_start_hook_that_panics_stops_the_ring() {
+    within("on_thread_start panics", watchdog_limit(), || {
+        let (mut p, procs) = Builder::<Ev, Blocking>::new(ring_size(), Ev::default)
+            .on_thread_start(|_| panic!("no CPU for the processor"))
+            .handler(|_: &Ev, _seq, _eob| {})
+            .build_single()
+            .expect("valid");
+        let refused = (0..ring_size() as u64 * 4)
+            .map(|i| p.publish(|e| e.value = i))
+            .find_map(Result::err);
+        assert_eq!(refused, Some(PublishError::Halted), "a full ring refuses, not hangs");
+        drop(p);
+        match procs.join() {
+            Err(RingError::HandlerPanicked { handler: 0, message, .. }) => {
+                assert!(message.contains("no CPU for the processor"), "{message}")
+            }
+            other => panic!("expected the hook's panic, got {other:?}"),
+        }
+    });
+}
