@@ -475,9 +475,8 @@ fn a_start_hook_that_panics_stops_the_ring() {
             .handler(|_: &Ev, _seq, _eob| {})
             .build_single()
             .expect("valid");
-        let refused = (0..ring_size() as u64 * 4)
-            .map(|i| p.publish(|e| e.value = i))
-            .find_map(Result::err);
+        let refused =
+            (0..ring_size() as u64 * 4).map(|i| p.publish(|e| e.value = i)).find_map(Result::err);
         assert_eq!(refused, Some(PublishError::Halted), "a full ring refuses, not hangs");
         drop(p);
         match procs.join() {
