@@ -207,10 +207,17 @@ fn read_head_only(s: &mut std::net::TcpStream) -> String {
 #[test]
 fn a_slow_reader_gets_the_whole_response() {
     // A client that does not read while many responses pile up forces partial writes
-    // (WouldBlock) on the server; everything must still arrive, in order.
+    // (WouldBlock) on the server; everything must still arrive, in order. The client's
+    // receive buffer is pinned small (which also stops the kernel growing it), and the
+    // responses outweigh twice the largest send buffer the kernel may grow the server's
+    // socket to, so the writes block on any machine's socket settings.
     let server = start_mode(Mode::Locked(None), ServerConfig::default());
     let mut s = connect(server.addr());
-    let n = 5000; // ~5.7 MB of responses: more than the loopback socket buffers hold
+    set_receive_buffer(&s, 256 * 1024);
+    let send_max = tcp_buffer_max("/proc/sys/net/ipv4/tcp_wmem");
+    let response_len =
+        echo_server::http::response_bytes(echo_server::http::ResponseKind::Ok, true).len();
+    let n = (2 * send_max).div_ceil(response_len).max(5000);
     let mut requests = String::new();
     for _ in 0..n {
         requests.push_str("GET / HTTP/1.1\r\n\r\n");
@@ -227,9 +234,39 @@ fn a_slow_reader_gets_the_whole_response() {
     writer.join().unwrap();
     drop(s);
     let stats = server.shutdown();
-    assert_eq!(stats.requests_served, n, "{stats:?}");
-    assert!(stats.partial_writes > 0, "no write hit WouldBlock: {stats:?}");
+    assert_eq!(stats.requests_served as usize, n, "{stats:?}");
+    assert!(
+        stats.partial_writes > 0,
+        "no write hit WouldBlock with {n} responses of {response_len} bytes \
+         (send buffers up to {send_max} bytes): {stats:?}"
+    );
     assert_eq!(stats.errors, 0, "{stats:?}");
+}
+
+/// The largest size the kernel grows a TCP buffer to (the third field of `tcp_wmem` or
+/// `tcp_rmem`); 4 MiB, Linux's usual `tcp_wmem` maximum, where the file cannot be read.
+fn tcp_buffer_max(path: &str) -> usize {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.split_whitespace().nth(2).and_then(|f| f.parse().ok()))
+        .unwrap_or(4 << 20)
+}
+
+/// Sets `SO_RCVBUF`; a socket whose receive buffer was set is no longer auto-tuned.
+fn set_receive_buffer(s: &std::net::TcpStream, bytes: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is an open socket owned by `s` for the whole call; the option
+    // value is a live `c_int` whose size is passed with it, as setsockopt requires.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&bytes as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "setsockopt(SO_RCVBUF): {}", std::io::Error::last_os_error());
 }
 
 #[test]
