@@ -85,6 +85,11 @@ pub fn run(
     };
     let pgid = child.id() as i32;
     signal::track(pgid);
+    // An interrupt that came before the group was tracked killed nothing of it: kill it
+    // now, so that its stdout closes and the watch below wakes (it never polls).
+    if signal::interrupted() {
+        signal::kill_group(pgid);
+    }
     let (tx, rx) = mpsc::channel::<Line>();
     let out_reader = read_protocol(child.stdout.take().expect("piped stdout"), tx);
     let err_reader = read_stderr(child.stderr.take().expect("piped stderr"));
@@ -149,6 +154,10 @@ type Watched = Result<(), Option<Duration>>;
 /// Follows the child's protocol lines until its stdout ends, the run is interrupted or
 /// `timeout` passes without a heartbeat; returns why, and the last line other than a
 /// heartbeat (its `done` or `failed`).
+///
+/// It sleeps until a line comes or the watchdog's deadline passes, never on a short poll:
+/// this thread must not wake on the CPUs of a child being timed. An interrupt kills the
+/// tracked children's groups ([`signal`]), so their stdout ends and wakes it.
 fn watch(
     rx: &mpsc::Receiver<Line>,
     timeout: Duration,
@@ -158,7 +167,8 @@ fn watch(
     let mut end: Option<Message> = None;
     let mut eof = false;
     let verdict = loop {
-        match rx.recv_timeout(Duration::from_millis(50)) {
+        let left = timeout.saturating_sub(last_beat.elapsed());
+        match rx.recv_timeout(left.max(Duration::from_millis(1))) {
             Ok(Line::Msg(Message::Heartbeat { run })) => {
                 last_beat = Instant::now();
                 on_beat(run);
