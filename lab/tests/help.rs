@@ -261,6 +261,7 @@ const UNITS: &[(&str, &str, &str)] = &[
     ("handoff-latency", "--rates", "messages per second"),
     ("handoff-latency", "--producers", "threads"),
     ("handoff-latency", "--duration-ms", "Milliseconds"),
+    ("handoff-latency", "--rate-runs", "a count"),
     ("handoff-latency", "--p99-bound-us", "Microseconds"),
     ("handoff-latency", "--sweep-from", "messages per second"),
     ("handoff-latency", "--sweep-steps", "a count"),

@@ -234,6 +234,7 @@ fn check(a: &HlArgs) -> Result<(), String> {
     at_least_one(&[
         (a.round_trips, "--round-trips"),
         (a.duration_ms, "--duration-ms"),
+        (a.rate_runs, "--rate-runs"),
         (a.p99_bound_us, "--p99-bound-us"),
         (a.sweep_from, "--sweep-from"),
         (a.sweep_step_ms, "--sweep-step-ms"),
@@ -262,7 +263,10 @@ fn cell_plan(
         ring_size: a.ring_size as usize,
         p99_bound_ns: a.p99_bound_us * 1000,
         warmup: shared.warmup as usize,
-        runs: shared.runs as usize,
+        runs: match work {
+            Work::FixedRate { .. } => a.rate_runs as usize,
+            _ => shared.runs as usize,
+        },
         plant: Plant::default(),
         // The Rust rows' fixed rate: the JVM's consumer is not this process's thread.
         wakeups: a.wakeups == crate::experiment::Switch::On

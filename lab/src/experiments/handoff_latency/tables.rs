@@ -156,7 +156,8 @@ fn rate_table(r: &Results, clock: &Clock, group: &str, base: &str, pipeline: boo
     } else {
         format!("Fixed offered rate, {group} (open loop): latency from each message's due time to its take, µs")
     };
-    let first = if pipeline { "mean (score) [interval]" } else { "p99 (score) [interval]" };
+    let first =
+        if pipeline { "mean (score) [interval]" } else { "p99, runs' median (score) [interval]" };
     let mut t = Table::new(
         title,
         &[
