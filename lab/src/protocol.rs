@@ -177,10 +177,14 @@ impl Ctx {
         std::mem::take(&mut self.notes)
     }
 
-    /// Call after every run: the parent's watchdog counts these.
+    /// Call after every run: the parent's watchdog counts these. The parent wakes to read
+    /// each one, so the child then pauses for [`HEARTBEAT_SETTLE`] before its next run,
+    /// leaving the parent's answer to an idle moment instead of a timed run's first
+    /// moments.
     pub fn heartbeat(&mut self) {
         Message::Heartbeat { run: self.runs }.send();
         self.runs += 1;
+        std::thread::sleep(HEARTBEAT_SETTLE);
     }
 
     /// Runs made so far.
@@ -188,6 +192,10 @@ impl Ctx {
         self.runs
     }
 }
+
+/// How long a child pauses after a heartbeat: the parent's reader and watch threads take
+/// tens of µs to read and answer it, and run on the CPUs the child times its threads on.
+pub const HEARTBEAT_SETTLE: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// The child's end: prints `done` or `failed`; returns the exit code.
 pub fn finish(result: Result<(Value, Extras), String>) -> i32 {
