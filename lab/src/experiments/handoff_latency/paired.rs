@@ -105,7 +105,11 @@ pub fn ratios(row: &Merged, base: &Merged, baseline: &str) -> Vec<PercentileRati
 pub fn pair_all(out: &Results, merged: &[Option<Merged>]) -> (Vec<Vec<PercentileRatio>>, Table) {
     let mut header = vec!["row ÷ baseline", "group"];
     header.extend(PERCENTILES.iter().map(|p| p.0));
-    let mut table = Table::new("Latency percentiles, row ÷ baseline, paired by round", &header);
+    let mut table = Table::new(
+        "Latency percentiles, row ÷ baseline, paired by round, each from a fork's histogram of \
+         every run's messages (a fixed-rate score is the runs' median p99 instead)",
+        &header,
+    );
     let mut per_row = vec![Vec::new(); out.results.len()];
     let find = |label: &str, group: &str| {
         out.results.iter().position(|x| x.label == label && x.group == group)
