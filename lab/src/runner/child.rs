@@ -41,6 +41,8 @@ pub enum ChildEnd {
 enum Line {
     Msg(Message),
     Eof,
+    /// An interrupt killed the child's group ([`signal::track`]).
+    Interrupted,
 }
 
 /// The last `lines` lines of `s`, at most 2000 bytes.
@@ -84,13 +86,17 @@ pub fn run(
         }
     };
     let pgid = child.id() as i32;
-    signal::track(pgid);
+    let (tx, rx) = mpsc::channel::<Line>();
+    let waker = tx.clone();
+    signal::track(pgid, move || {
+        let _ = waker.send(Line::Interrupted);
+    });
     // An interrupt that came before the group was tracked killed nothing of it: kill it
-    // now, so that its stdout closes and the watch below wakes (it never polls).
+    // now; the watch below sees the flag at once (it never polls).
     if signal::interrupted() {
         signal::kill_group(pgid);
+        let _ = tx.send(Line::Interrupted);
     }
-    let (tx, rx) = mpsc::channel::<Line>();
     let out_reader = read_protocol(child.stdout.take().expect("piped stdout"), tx);
     let err_reader = read_stderr(child.stderr.take().expect("piped stderr"));
     let (verdict, end) = watch(&rx, timeout, on_beat);
@@ -101,10 +107,28 @@ pub fn run(
     signal::untrack(pgid);
     // Anything the child started and left behind goes with it.
     signal::kill_group(pgid);
-    let junk = out_reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
+    let grace = Instant::now() + READER_GRACE;
+    let junk = collected(out_reader, grace);
+    let stderr = collected(err_reader, grace);
     let stderr_tail = tail(&format!("{stderr}{junk}"), 15);
     ending(verdict, end, status, stderr_tail)
+}
+
+/// How long a reader may go on after the child has gone: a process the child started in a
+/// session of its own keeps the pipe open, and the run must not wait for it.
+const READER_GRACE: Duration = Duration::from_secs(2);
+
+/// What a reader thread collected, once it ends, by `deadline`; else nothing (the thread
+/// is left to end when the pipe does).
+fn collected(reader: std::thread::JoinHandle<String>, deadline: Instant) -> String {
+    while !reader.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if reader.is_finished() {
+        reader.join().unwrap_or_default()
+    } else {
+        String::new()
+    }
 }
 
 /// Reads the child's stdout on a thread: each protocol line goes to `tx` as it comes, then
@@ -157,7 +181,7 @@ type Watched = Result<(), Option<Duration>>;
 ///
 /// It sleeps until a line comes or the watchdog's deadline passes, never on a short poll:
 /// this thread must not wake on the CPUs of a child being timed. An interrupt kills the
-/// tracked children's groups ([`signal`]), so their stdout ends and wakes it.
+/// tracked children's groups and wakes their watches ([`signal::track`]).
 fn watch(
     rx: &mpsc::Receiver<Line>,
     timeout: Duration,
@@ -175,6 +199,7 @@ fn watch(
             }
             Ok(Line::Msg(m)) => end = Some(m),
             Ok(Line::Eof) | Err(mpsc::RecvTimeoutError::Disconnected) => eof = true,
+            Ok(Line::Interrupted) => {}
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         if signal::interrupted() {

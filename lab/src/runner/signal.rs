@@ -9,7 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// A tracked child's process group, and what wakes the thread watching it.
+type Tracked = (i32, Box<dyn Fn() + Send>);
+
+static GROUPS: Mutex<Vec<Tracked>> = Mutex::new(Vec::new());
 static INSTALL: Once = Once::new();
 
 /// Starts listening for SIGINT and SIGTERM (once per process).
@@ -47,14 +50,16 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// Remembers a child's process group, to kill it on interrupt.
-pub fn track(pgid: i32) {
-    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).push(pgid);
+/// Remembers a child's process group, to kill it on interrupt and then call `wake`: the
+/// thread watching the child sleeps until something comes, and a killed group's stdout
+/// need not end (a process it started in another group may hold it).
+pub fn track(pgid: i32, wake: impl Fn() + Send + 'static) {
+    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).push((pgid, Box::new(wake)));
 }
 
 /// Forgets a child's process group.
 pub fn untrack(pgid: i32) {
-    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).retain(|g| *g != pgid);
+    GROUPS.lock().unwrap_or_else(|e| e.into_inner()).retain(|(g, _)| *g != pgid);
 }
 
 /// Kills a process group (SIGKILL); a group that is gone already is fine.
@@ -67,7 +72,8 @@ pub fn kill_group(pgid: i32) {
 }
 
 fn kill_all() {
-    for g in GROUPS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+    for (g, wake) in GROUPS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
         kill_group(*g);
+        wake();
     }
 }
