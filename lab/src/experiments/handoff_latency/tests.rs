@@ -368,9 +368,11 @@ fn a_blocking_consumer_at_a_low_rate_sleeps_and_each_wake_up_is_timed() {
     assert!(d.count >= 1 && d.count <= w.off_cpu, "{w:?}");
     // Where wake-ups take well under the 1 ms between messages, nearly every message finds
     // the consumer asleep. A loaded machine wakes it late (milliseconds), and it then finds
-    // several messages waiting and sleeps once for all of them.
+    // several messages waiting and sleeps once for all of them: the longest wake-up covers
+    // up to one message a millisecond (CI's loaded run: 13 sleeps, one wake-up of 3.9 ms).
     if d.p50_ns < 500 * US {
-        assert!(d.count >= 15, "{w:?}");
+        let covered = d.max_ns.div_ceil(MS);
+        assert!(d.count + covered >= 15, "{w:?}");
     }
     assert!(d.p50_ns > 0 && d.p50_ns <= d.p99_ns && d.p99_ns <= d.max_ns, "{w:?}");
     let merged = super::run::WakeRun::merge(&[&w, &w]).unwrap();
