@@ -160,11 +160,14 @@ fn floor(trips: u64) -> u64 {
     )
 }
 
+/// One loop: round trips in, p50 ns out.
+type Loop = fn(u64) -> u64;
+
 fn main() {
     let mut args = std::env::args().skip(1).map(|a| a.parse::<u64>().expect("a count"));
     let rounds = args.next().unwrap_or(25) as usize;
     let trips = args.next().unwrap_or(5_000);
-    let runs: [(&str, fn(u64) -> u64); 3] =
+    let runs: [(&str, Loop); 3] =
         [("floor", floor), ("ring", ring), ("disruptor-rs", disruptor_rs)];
     let mut p50s = vec![Vec::with_capacity(rounds); runs.len()];
     for _ in 0..rounds {
