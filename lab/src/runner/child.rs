@@ -118,26 +118,28 @@ pub fn run(
 /// session of its own keeps the pipe open, and the run must not wait for it.
 const READER_GRACE: Duration = Duration::from_secs(2);
 
-/// What a reader thread collected, once it ends, by `deadline`; else nothing (the thread
-/// is left to end when the pipe does).
-fn collected(reader: std::thread::JoinHandle<String>, deadline: Instant) -> String {
-    while !reader.is_finished() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    if reader.is_finished() {
-        reader.join().unwrap_or_default()
-    } else {
-        String::new()
-    }
+/// A reader thread's text, sent once when its pipe ends.
+type Collected = mpsc::Receiver<String>;
+
+/// Runs `read` on a thread of its own; its text arrives on the receiver when it ends.
+fn reading(read: impl FnOnce() -> String + Send + 'static) -> Collected {
+    let (tx, rx) = mpsc::sync_channel(1);
+    std::thread::spawn(move || {
+        let _ = tx.send(read());
+    });
+    rx
+}
+
+/// What a reader thread collected, as soon as it ends, if that is by `deadline`; else
+/// nothing (the thread is left to end when the pipe does).
+fn collected(reader: Collected, deadline: Instant) -> String {
+    reader.recv_timeout(deadline.saturating_duration_since(Instant::now())).unwrap_or_default()
 }
 
 /// Reads the child's stdout on a thread: each protocol line goes to `tx` as it comes, then
 /// [`Line::Eof`]; the thread returns the first 4 KiB or so of lines that were not protocol.
-fn read_protocol(
-    stdout: std::process::ChildStdout,
-    tx: mpsc::Sender<Line>,
-) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
+fn read_protocol(stdout: std::process::ChildStdout, tx: mpsc::Sender<Line>) -> Collected {
+    reading(move || {
         let mut junk = String::new();
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             match serde_json::from_str::<Message>(&line) {
@@ -157,8 +159,8 @@ fn read_protocol(
 }
 
 /// Reads the child's stderr on a thread, keeping the last MiB or so.
-fn read_stderr(stderr: std::process::ChildStderr) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
+fn read_stderr(stderr: std::process::ChildStderr) -> Collected {
+    reading(move || {
         let mut s = String::new();
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             s.push_str(&line);

@@ -58,8 +58,8 @@ fn outside(q: Option<&Ratio>) -> bool {
 /// against the contract loop, the contract loop is slower than both of the cells it is
 /// meant to stand between: it is the outlier, and it does not say where the row's gap is.
 fn larger(s: &Split<'_>) -> &'static str {
-    let dist = |q: Option<&Ratio>| q.and_then(|q| q.median).map(|m| (m.ln()).abs());
     let median = |q: Option<&Ratio>| q.and_then(|q| q.median);
+    let dist = |q: Option<&Ratio>| median(q).map(|m| m.ln().abs());
     let below = median(s.contract).is_some_and(|m| m < SLOW_BELOW);
     let above = median(s.harness).is_some_and(|m| m > FAST_ABOVE);
     if below && above {
