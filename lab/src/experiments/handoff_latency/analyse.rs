@@ -183,6 +183,9 @@ fn fill_row(
         percentile_ratios: Vec::new(),
         slowest_trace,
         jvm: outs.iter().find_map(|o| o.jvm.clone()),
+        jvm_runtime: super::jvm::JvmRuntime::sum(
+            outs.iter().filter_map(|o| o.jvm_runtime.as_ref()),
+        ),
         wake: super::run::WakeRun::merge(
             &outs.iter().filter_map(|o| o.wake.as_ref()).collect::<Vec<_>>(),
         ),

@@ -62,6 +62,10 @@ pub struct LatDetail {
     /// A JVM original's row: the JVM and libraries that ran it (its first fork's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jvm: Option<super::jvm::JvmFacts>,
+    /// A JVM original's row: the JVM's collections and compiling during the valid forks'
+    /// measured runs, summed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jvm_runtime: Option<super::jvm::JvmRuntime>,
     /// A Rust fixed-rate row: its forks' runs recorded with the kernel's scheduler, merged
     /// (`run::WakeRun::merge`).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -69,10 +69,45 @@ struct JvmStep {
     rate: JvmRate,
 }
 
+/// The JVM's own work while the run's threads were measured, as its management beans count
+/// it: collections (every collector) and the compiler threads' compiling, summed over runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JvmRuntime {
+    /// Measured runs counted.
+    #[serde(default)]
+    pub runs: usize,
+    /// Collections during them.
+    pub gc_count: u64,
+    /// Milliseconds the collectors took (stop-the-world with the serial collector).
+    pub gc_ms: u64,
+    /// Milliseconds the compiler threads spent compiling (`None`: the JVM does not count it).
+    pub jit_ms: Option<u64>,
+    /// Milliseconds the runs took, wall clock.
+    pub wall_ms: f64,
+}
+
+impl JvmRuntime {
+    /// The sum of `parts`; `None` for none.
+    pub fn sum<'a>(parts: impl IntoIterator<Item = &'a JvmRuntime>) -> Option<JvmRuntime> {
+        let mut out: Option<JvmRuntime> = None;
+        for p in parts {
+            let o = out.get_or_insert_with(|| JvmRuntime { jit_ms: Some(0), ..Default::default() });
+            o.runs += p.runs.max(1);
+            o.gc_count += p.gc_count;
+            o.gc_ms += p.gc_ms;
+            o.jit_ms = o.jit_ms.zip(p.jit_ms).map(|(a, b)| a + b);
+            o.wall_ms += p.wall_ms;
+        }
+        out
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct JvmRun {
     warmup: bool,
     verdict: String,
+    #[serde(default)]
+    runtime: Option<JvmRuntime>,
     #[serde(default)]
     hist: Option<String>,
     #[serde(default)]
@@ -247,6 +282,8 @@ pub fn run_cell(c: &Cell, ctx: &mut Ctx) -> Result<LatOutcome, String> {
     if out.runs.len() != expected {
         return Err(format!("{MAIN} reported {} runs of {expected}", out.runs.len()));
     }
+    let runtime =
+        JvmRuntime::sum(out.runs.iter().filter(|r| !r.warmup).filter_map(|r| r.runtime.as_ref()));
     let mut collect = Collect::default();
     for (i, r) in out.runs.into_iter().enumerate() {
         let warmup = r.warmup;
@@ -254,5 +291,6 @@ pub fn run_cell(c: &Cell, ctx: &mut Ctx) -> Result<LatOutcome, String> {
     }
     let mut outcome = collect.finish()?;
     outcome.jvm = Some(jvm);
+    outcome.jvm_runtime = runtime;
     Ok(outcome)
 }

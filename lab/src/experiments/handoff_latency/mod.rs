@@ -302,6 +302,9 @@ pub struct LatOutcome {
     /// A JVM original's cell: the JVM and libraries that ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jvm: Option<jvm::JvmFacts>,
+    /// A JVM original's cell: the JVM's collections and compiling during the measured runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jvm_runtime: Option<jvm::JvmRuntime>,
     /// The run recorded with the kernel's scheduler (cells with [`Cell::wakeups`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wake: Option<run::WakeRun>,

@@ -434,3 +434,58 @@ fn the_kernel_wake_rule_says_who_slept_and_what_a_wake_up_took() {
         w.text
     );
 }
+
+#[test]
+fn the_jvm_runtime_rule_says_what_the_collector_and_the_compiler_took() {
+    use super::jvm::JvmRuntime;
+    use crate::results::fixture;
+    let row = |label: &str, p99_ns: u64, rt: Option<JvmRuntime>| {
+        let d = super::detail::LatDetail {
+            workload: "fixed-rate".into(),
+            tail: Some(Tail { p99: p99_ns, ..Tail::default() }),
+            rate: Some(RateFacts { offered: 1e6, planned: 100_000, ..RateFacts::default() }),
+            jvm_runtime: rt,
+            ..Default::default()
+        };
+        fixture::row(label, "1M msgs/s P=1", 1.0, None, serde_json::to_value(d).unwrap())
+    };
+    let rt = |gc_ms: u64, jit_ms: Option<u64>| JvmRuntime {
+        runs: 9,
+        gc_count: gc_ms / 2,
+        gc_ms,
+        jit_ms,
+        wall_ms: 1000.0,
+    };
+    let r = fixture::results(
+        "handoff-latency",
+        vec![
+            row("locked", 60_000, None),
+            row("jvm-lbq", 4_000_000, Some(rt(0, Some(40)))),
+            row("jvm-disruptor[blocking]", 3_000_000, Some(rt(20, Some(2)))),
+            row("jvm-disruptor[busy-spin]", 50_000, Some(rt(2, Some(3)))),
+            row("jvm-old", 50_000, Some(rt(0, None))),
+        ],
+        vec![],
+    );
+    let why = super::why::section(&r, "locked");
+    let w = why.iter().find(|w| w.rule == "jvm-runtime").expect("the rule speaks");
+    let t = &w.text;
+    assert!(
+        t.contains("jvm-lbq: in 9 measured runs (1000 ms) the JVM collected 0 times (0 ms, 0.0%)"),
+        "{t}"
+    );
+    assert!(t.contains("compiled for 40 ms (4.0%): compiling held 1% of the time"), "{t}");
+    assert!(t.contains("p99 (4000 µs) can carry them"), "{t}");
+    assert!(t.contains("collected 10 times (20 ms, 2.0%)"), "{t}");
+    assert!(t.contains("collections held 1% of the time or more"), "{t}");
+    assert!(
+        t.contains("neither reached 1% of the time, so its p99 (50.0 µs) is not theirs"),
+        "{t}"
+    );
+    assert!(t.contains("jvm-old") && t.contains("the JVM does not count its compiling"), "{t}");
+    assert!(!t.contains("locked:"), "a Rust row has no JVM: {t}");
+    // Summed over forks: counts and times add, the compiler's only where every fork counted.
+    let s = JvmRuntime::sum([&rt(4, Some(1)), &rt(6, None)]).unwrap();
+    assert_eq!((s.runs, s.gc_count, s.gc_ms, s.jit_ms, s.wall_ms), (18, 5, 10, None, 2000.0));
+    assert!(JvmRuntime::sum([]).is_none());
+}

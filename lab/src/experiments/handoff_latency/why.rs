@@ -17,13 +17,18 @@
 //!   the kernel's scheduler recorded: how often the consumer slept and how long each
 //!   wake-up took from `sched_waking` to running. Where the sleeps pass 1% of the messages,
 //!   the p99 carries a wake-up.
+//! * `jvm-runtime`: a JVM original's measured runs share the machine with the JVM's own
+//!   work: its collector (the serial collector stops every thread) and its compiler
+//!   threads, which on a machine with no CPU to spare take one from the run's pinned threads.
+//!   Where either held 1% of the runs' time or more, more than 1% of the messages could be
+//!   due while it ran, so the p99 can carry it.
 //! * `machine-tail`: the harness alone (the schedule with no handoff) sent half a percent
 //!   or more of its messages late: that share of every row's messages is late before any
 //!   handoff, so the p99 (the slowest 1%) reads whether the machine stalled during a run,
 //!   and the p90 is where the designs differ.
 
 use super::depth::{Found, DEPTH_FROM_NS};
-use super::detail::detail;
+use super::detail::{detail, LatDetail};
 use super::hdr::Tail;
 use super::plan::{fmt_rate, PING_PONG};
 use crate::results::{Figure, Results, Row, Status, Why};
@@ -341,6 +346,89 @@ fn kernel_wake(r: &Results, group: &str) -> Option<Why> {
     })
 }
 
+/// Share of the runs' time above which the JVM's own work reaches the p99.
+const RUNTIME_IN_P99: f64 = 0.01;
+
+fn jvm_runtime(r: &Results, group: &str) -> Option<Why> {
+    let rows: Vec<(&Row, super::jvm::JvmRuntime, LatDetail)> = r
+        .results
+        .iter()
+        .filter(|x| x.group == group && x.status == Status::Ok)
+        .filter_map(|x| {
+            let d = detail(x);
+            d.jvm_runtime.clone().map(|j| (x, j, d))
+        })
+        .collect();
+    let first = rows.first()?;
+    let pct = |ms: f64, wall: f64| format!("{:.1}", 100.0 * ms / wall.max(1e-9));
+    let mut said = Vec::new();
+    let mut figures = Vec::new();
+    for (x, j, d) in &rows {
+        let p99 = d.tail.as_ref().map_or(0.0, |t| t.p99 as f64 / 1e3);
+        let gc = j.gc_ms as f64 / j.wall_ms.max(1e-9);
+        let jit = j.jit_ms.map(|ms| ms as f64 / j.wall_ms.max(1e-9));
+        let jit_text = match j.jit_ms {
+            Some(ms) => format!(
+                "its compiler threads compiled for {ms} ms ({}%)",
+                pct(ms as f64, j.wall_ms)
+            ),
+            None => "the JVM does not count its compiling".to_string(),
+        };
+        let mut held = Vec::new();
+        if gc >= RUNTIME_IN_P99 {
+            held.push("collections");
+        }
+        if jit.is_some_and(|s| s >= RUNTIME_IN_P99) {
+            held.push("compiling");
+        }
+        let reach = if held.is_empty() {
+            format!(
+                "neither reached 1% of the time, so its p99 ({} µs) is not theirs",
+                fmt_num(p99)
+            )
+        } else {
+            format!(
+                "{} held 1% of the time or more, so its p99 ({} µs) can carry them",
+                held.join(" and "),
+                fmt_num(p99)
+            )
+        };
+        said.push(format!(
+            "{}: in {} measured runs ({} ms) the JVM collected {} times ({} ms, {}%) and {}: {reach}",
+            x.label,
+            j.runs,
+            fmt_num(j.wall_ms),
+            j.gc_count,
+            j.gc_ms,
+            pct(j.gc_ms as f64, j.wall_ms),
+            jit_text
+        ));
+        figures.push(figure(r, x, "jvm_runtime.gc_ms", j.gc_ms as f64));
+        if let Some(ms) = j.jit_ms {
+            figures.push(figure(r, x, "jvm_runtime.jit_ms", ms as f64));
+        }
+    }
+    let cores = r.environment.cores;
+    Some(Why {
+        group: group.into(),
+        variant: "every JVM row".into(),
+        baseline: "–".into(),
+        rule: "jvm-runtime".into(),
+        text: format!(
+            "Each JVM counted its own work while its runs were measured (its management \
+             beans, read before and after each run): the collector stops every thread, and the \
+             compiler threads need a CPU, which on this machine's {cores} CPUs, with the run's \
+             threads pinned, is one of theirs. {}.",
+            said.join("; ")
+        ),
+        figures: if figures.is_empty() {
+            vec![figure(r, first.0, "jvm_runtime.wall_ms", first.1.wall_ms)]
+        } else {
+            figures
+        },
+    })
+}
+
 /// The Why sentences for the fixed-rate and pipeline groups, against `base`.
 pub fn section(r: &Results, base: &str) -> Vec<Why> {
     let fastest = r
@@ -370,6 +458,7 @@ pub fn section(r: &Results, base: &str) -> Vec<Why> {
         out.extend(loaded(r, g, r.environment.cores));
         out.extend(machine_tail(r, g));
         out.extend(kernel_wake(r, g));
+        out.extend(jvm_runtime(r, g));
     }
     out
 }

@@ -21,6 +21,9 @@ import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.WaitStrategy;
 import com.lmax.disruptor.dsl.Disruptor;
 import com.lmax.disruptor.dsl.ProducerType;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -601,6 +604,31 @@ final class LatencyRun {
         return j;
     }
 
+    /**
+     * The JVM's own work so far, as its management beans count it: collections and their
+     * milliseconds (every collector summed), and milliseconds its compiler threads spent
+     * compiling. Read before and after each run; the difference is what the JVM did while
+     * the run's threads were measured, on the CPUs they are pinned to.
+     */
+    static long[] runtimeNow() {
+        long count = 0;
+        long gcMs = 0;
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            count += Math.max(0, gc.getCollectionCount());
+            gcMs += Math.max(0, gc.getCollectionTime());
+        }
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        long jitMs = jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+        return new long[] {count, gcMs, jitMs, System.nanoTime()};
+    }
+
+    /** A run's share of the JVM's own work, from the counts before and after it. */
+    static String runtimeJson(long[] before, long[] after) {
+        String jit = before[2] < 0 ? "null" : Long.toString(after[2] - before[2]);
+        return "{\"gc_count\":" + (after[0] - before[0]) + ",\"gc_ms\":" + (after[1] - before[1])
+            + ",\"jit_ms\":" + jit + ",\"wall_ms\":" + Protocol.num((after[3] - before[3]) / 1e6) + "}";
+    }
+
     public static void main(String[] args) {
         Protocol proto = Protocol.open();
         Config c;
@@ -615,8 +643,12 @@ final class LatencyRun {
             Supplier<BusLib.Msg> form = BusLib.form("inline", 16);
             for (int k = 0; k < c.jitWarmup; k++) jit(c, form);
             List<Supplier<String>> made = new ArrayList<>();
+            // The JVM's own work per run, as numbers: formatted after the last run, as the
+            // runs' JSON is.
+            List<long[][]> spans = new ArrayList<>();
             for (int w = 0; w < c.warmup + c.runs; w++) {
                 boolean warm = w < c.warmup;
+                long[] before = runtimeNow();
                 try {
                     made.add(run(c, form, warm));
                 } catch (Exception e) {
@@ -624,10 +656,15 @@ final class LatencyRun {
                     String failed = "{\"warmup\":" + warm + ",\"verdict\":" + Protocol.str("failed: " + e) + "}";
                     made.add(() -> failed);
                 }
+                spans.add(new long[][] {before, runtimeNow()});
                 proto.heartbeat(w);
             }
             List<String> runs = new ArrayList<>();
-            for (Supplier<String> r : made) runs.add(r.get());
+            for (int i = 0; i < made.size(); i++) {
+                String r = made.get(i).get();
+                // Each run's object gains its runtime field before its closing brace.
+                runs.add(r.substring(0, r.length() - 1) + ",\"runtime\":" + runtimeJson(spans.get(i)[0], spans.get(i)[1]) + "}");
+            }
             String waitClass = c.impl.equals("disruptor") ? Bus.waitStrategy(c.wait).getClass().getSimpleName() : null;
             String[] dv = Bus.disruptorVersion();
             String hv = Bus.bundleVersion(Histogram.class);
