@@ -232,7 +232,16 @@ fn trace_overhead_reports_each_mode_against_off_on_the_system_allocator() {
     // The report renders again from results.json alone.
     let again = lab(&["report", dir.to_str().unwrap()]);
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
-    assert!(String::from_utf8_lossy(&again.stdout).contains("Tracing cost"));
+    let brief = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert!(brief.contains("Tracing cost"));
+    // Without --details the terminal shows the short cost table, within 120 columns; the
+    // full one (throughput against off, records per message, files) is for --details.
+    assert!(
+        brief.contains("predicted (busiest)") && !brief.contains("throughput vs off"),
+        "{brief}"
+    );
+    let widest = brief.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 120, "a line of {widest} columns:\n{brief}");
 }
 
 #[test]

@@ -279,7 +279,11 @@ pub(super) fn analyse(a: &TraceOverheadArgs, run: &Finished<TraceOverhead>, out:
         d.trace_files = files.get(&i).cloned().unwrap_or_default();
         row.set_detail(&d);
     }
-    out.tables = vec![cost_table(out, &rows, n).headline(), record_path_table(&rows)];
+    out.tables = vec![
+        brief_table(out, &rows, n).headline(),
+        cost_table(out, &rows, n),
+        record_path_table(&rows),
+    ];
     out.tables.extend(crate::analysis::failure_table(out, &["workload", "trace"], |x| {
         vec![x.group.clone(), x.label.clone()]
     }));
@@ -424,6 +428,55 @@ fn fill_detail(row: &mut Row, a: &Analysed, rounds: usize, ratio: Option<f64>, n
     });
 }
 
+/// The cells both cost tables show, for one row.
+struct Cells {
+    status: String,
+    rounds: String,
+    msgs: String,
+    cost: String,
+    cpu: String,
+    busiest: String,
+}
+
+fn cells(row: &Row, a: &Analysed, n: u64) -> Cells {
+    let traced = a.slot != "off";
+    Cells {
+        status: match &row.error {
+            Some(e) => format!("{}: {e}", row.status.word()),
+            None => row.status.word().into(),
+        },
+        rounds: format!("{}/{}", a.g.best.len(), row.forks.len()),
+        msgs: row.score.map_or("-".into(), |m| format!("{:.2}", n as f64 / m / 1e3)),
+        cost: if traced { fmt_cost(&a.per_round) } else { "-".into() },
+        cpu: if traced { fmt_cost(&a.cpu_round) } else { "-".into() },
+        busiest: a.busiest.as_ref().map_or("-".into(), |(name, b)| format!("{b:+.1}% {name}")),
+    }
+}
+
+/// The terminal's table: what each mode costs, in under 120 columns; the rest is in the
+/// full table (`--details`, the report).
+fn brief_table(out: &Results, rows: &[Analysed], n: u64) -> Table {
+    let mut t = Table::new(
+        "Tracing cost against off (median over rounds of the paired cost, 95% interval)",
+        &["workload", "trace", "rounds", "M msg/s", "cost", "CPU cost", "predicted (busiest)"],
+    );
+    for (row, a) in out.results.iter().zip(rows) {
+        let c = cells(row, a, n);
+        let rounds =
+            if row.error.is_some() { format!("{} {}", c.rounds, c.status) } else { c.rounds };
+        t.rows.push(vec![
+            a.workload.label(),
+            a.slot.clone(),
+            rounds,
+            c.msgs,
+            c.cost,
+            c.cpu,
+            c.busiest,
+        ]);
+    }
+    t
+}
+
 fn cost_table(out: &Results, rows: &[Analysed], n: u64) -> Table {
     let env = &out.environment;
     let mut t = Table::new(
@@ -456,24 +509,22 @@ fn cost_table(out: &Results, rows: &[Analysed], n: u64) -> Table {
         let mut alloc: Vec<&str> = a.g.allocators.iter().map(|p| p.name.as_str()).collect();
         alloc.sort_unstable();
         alloc.dedup();
+        let c = cells(row, a, n);
         t.rows.push(vec![
             a.workload.label(),
             if a.workload.decides() { "decides" } else { "context" }.into(),
             a.slot.clone(),
-            match &row.error {
-                Some(e) => format!("{}: {e}", row.status.word()),
-                None => row.status.word().into(),
-            },
-            format!("{}/{}", a.g.best.len(), row.forks.len()),
+            c.status,
+            c.rounds,
             s.as_ref()
                 .map_or("-".into(), |s| format!("{:.1} [{:.1}, {:.1}]", s.median, s.min, s.max)),
-            row.score.map_or("-".into(), |m| format!("{:.2}", n as f64 / m / 1e3)),
+            c.msgs,
             if traced { ratio.map_or("-".into(), |r| r.text()) } else { "1 (baseline)".into() },
-            if traced { fmt_cost(&a.per_round) } else { "-".into() },
-            if traced { fmt_cost(&a.cpu_round) } else { "-".into() },
+            c.cost,
+            c.cpu,
             a.records_per_msg.map_or("-".into(), |r| format!("{r:.4}")),
-            match (&a.busiest, a.predicted) {
-                (Some((name, b)), Some(p)) => format!("{b:+.1}% {name} (all: {p:+.1}%)"),
+            match a.predicted {
+                Some(p) if c.busiest != "-" => format!("{} (all: {p:+.1}%)", c.busiest),
                 _ => "-".into(),
             },
             a.g.trace_bytes.iter().max().map_or("-".into(), |b| fmt_bytes(*b)),
