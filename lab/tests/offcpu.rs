@@ -336,6 +336,13 @@ fn the_native_trace_has_the_kernels_thread_states() {
     let by_producer =
         count(&s["wakers"], &|r| r["thread"] == "consumer" && r["waker"] == "producer-0");
     println!("locked P=1 .pftrace: consumer sleeps {sleeps}, woken by producer-0 {by_producer}");
+    // The JSON says what its twin got: the kernel's records, and the switches the lab added.
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("trace file"))
+        .expect("a JSON trace");
+    let got = &doc["otherData"]["sched"]["pftrace"];
+    let records = got["records"].as_u64().unwrap_or_else(|| panic!("otherData.sched = {got}"));
+    let added = got["switches_added"].as_u64().unwrap_or_else(|| panic!("{got}"));
+    assert!(records >= sleeps && added <= records, "{got}: {sleeps} consumer sleeps");
     assert!(sleeps >= MIN_SWITCHES / 2, "{sleeps} consumer sleeps in {}", twin.display());
     assert!(
         by_producer as f64 >= 0.8 * sleeps as f64,

@@ -327,25 +327,31 @@ pub fn annotate(file: &Path) -> Result<(), String> {
     let Some(pending) = PENDING.lock().unwrap_or_else(|e| e.into_inner()).take() else {
         return Ok(());
     };
-    let json = annotate_json(file, &pending);
     // The native twin gets the kernel's own records (Perfetto draws thread states from
-    // them), where the JSON gets slices made from them.
+    // them), where the JSON gets slices made from them; the JSON says what the twin got.
     let twin = pftrace::twin_path(file);
     let native = match &pending {
         Pending::Recorded { raw, names, threads, .. } if twin.is_file() => {
-            crate::profile::ftrace::annotate_twin(&twin, raw, names, threads).map(|_| ())
+            crate::profile::ftrace::annotate_twin(&twin, raw, names, threads).map(Some)
         }
-        _ => Ok(()),
+        _ => Ok(None),
     };
-    match (json, native) {
+    let json = annotate_json(file, &pending, native.as_ref().ok().copied().flatten());
+    match (json, native.map(|_| ())) {
         (Ok(()), Ok(())) => Ok(()),
         (Err(a), Err(b)) => Err(format!("{a}; {b}")),
         (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
     }
 }
 
-/// The JSON side of [`annotate`]: `off-cpu` slices, wake-up flows and `otherData.sched`.
-fn annotate_json(file: &Path, pending: &Pending) -> Result<(), String> {
+/// The JSON side of [`annotate`]: `off-cpu` slices, wake-up flows and `otherData.sched`,
+/// which also counts what the `.pftrace` twin got (`pftrace`: the kernel's records, and the
+/// switches the lab wrote for switch-ins the tracepoints missed).
+fn annotate_json(
+    file: &Path,
+    pending: &Pending,
+    twin: Option<crate::profile::ftrace::FtraceStats>,
+) -> Result<(), String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let doc: Value = serde_json::from_str(&text)
         .map_err(|e| format!("{}: not a JSON trace ({e})", file.display()))?;
@@ -368,6 +374,10 @@ fn annotate_json(file: &Path, pending: &Pending) -> Result<(), String> {
                     "left_out_to_nest": stats.left_out,
                     "records_lost": lost,
                     "wakers_from": if *waking { "sched_waking" } else { "sched_wakeup" },
+                    "pftrace": twin.map(|t| json!({
+                        "records": t.records,
+                        "switches_added": t.switches_added,
+                    })),
                 }),
                 Err(why) => json!({ "available": false, "note": why }),
             }
