@@ -456,7 +456,7 @@ fn the_jvm_runtime_rule_says_what_the_collector_and_the_compiler_took() {
         jit_ms,
         wall_ms: 1000.0,
     };
-    let r = fixture::results(
+    let mut r = fixture::results(
         "handoff-latency",
         vec![
             row("locked", 60_000, None),
@@ -467,9 +467,11 @@ fn the_jvm_runtime_rule_says_what_the_collector_and_the_compiler_took() {
         ],
         vec![],
     );
+    r.environment.cores = 2;
     let why = super::why::section(&r, "locked");
     let w = why.iter().find(|w| w.rule == "jvm-runtime").expect("the rule speaks");
     let t = &w.text;
+    assert!(t.contains("2 CPUs and the run's 2 threads pinned, none is left"), "{t}");
     assert!(
         t.contains("jvm-lbq: in 9 measured runs (1000 ms) the JVM collected 0 times (0 ms, 0.0%)"),
         "{t}"
@@ -484,6 +486,10 @@ fn the_jvm_runtime_rule_says_what_the_collector_and_the_compiler_took() {
     );
     assert!(t.contains("jvm-old") && t.contains("the JVM does not count its compiling"), "{t}");
     assert!(!t.contains("locked:"), "a Rust row has no JVM: {t}");
+    r.environment.cores = 16;
+    let why = super::why::section(&r, "locked");
+    let w = why.iter().find(|w| w.rule == "jvm-runtime").expect("the rule speaks");
+    assert!(w.text.contains("16 CPUs and the run's 2 threads pinned, 14 CPU(s) are left"));
     // Summed over forks: counts and times add, the compiler's only where every fork counted.
     let s = JvmRuntime::sum([&rt(4, Some(1)), &rt(6, None)]).unwrap();
     assert_eq!((s.runs, s.gc_count, s.gc_ms, s.jit_ms, s.wall_ms), (18, 5, 10, None, 2000.0));

@@ -409,6 +409,18 @@ fn jvm_runtime(r: &Results, group: &str) -> Option<Why> {
         }
     }
     let cores = r.environment.cores;
+    let producers = first.0.typed_key::<super::detail::HlKey>().map_or(1, |k| k.producers);
+    let threads = producers as usize + 1;
+    let cpus = match cores.saturating_sub(threads) {
+        0 => format!(
+            "with this machine's {cores} CPUs and the run's {threads} threads pinned, none is \
+             left, so they take one from the run's threads"
+        ),
+        spare => format!(
+            "with this machine's {cores} CPUs and the run's {threads} threads pinned, {spare} \
+             CPU(s) are left for them"
+        ),
+    };
     Some(Why {
         group: group.into(),
         variant: "every JVM row".into(),
@@ -417,8 +429,7 @@ fn jvm_runtime(r: &Results, group: &str) -> Option<Why> {
         text: format!(
             "Each JVM counted its own work while its runs were measured (its management \
              beans, read before and after each run): the collector stops every thread, and the \
-             compiler threads need a CPU, which on this machine's {cores} CPUs, with the run's \
-             threads pinned, is one of theirs. {}.",
+             compiler threads need a CPU: {cpus}. {}.",
             said.join("; ")
         ),
         figures: if figures.is_empty() {
