@@ -460,6 +460,12 @@ pub(crate) fn produce<const N: usize>(
 
 /// A traced run's producer loop: [`produce`], with a `publish` span entered around each
 /// stamped message's send. Returns its failed sends (it stops at the first).
+///
+/// An unstamped message's send is the untraced loop's, inline; the stamped one's, with its
+/// span, is out of line. With the span's guard made (or not) around every send, the loop
+/// cost the ring at P=1 about half its speed more than untraced (`lab trace-overhead
+/// --workloads ring-yielding-p1`: docs/design-figures.md), all of it in the producer's
+/// loop, none of it in records.
 fn produce_traced<const N: usize, P: Producer<Message<N>>>(
     i: usize,
     tx: &mut P,
@@ -467,14 +473,21 @@ fn produce_traced<const N: usize, P: Producer<Message<N>>>(
     sample_every: u64,
 ) -> u64 {
     produce::<N>(i, n, sample_every, |m| {
-        let span = (m.sampled != 0).then(|| {
-            let flow = handoff::trace::flow_id(m.producer, m.seq);
-            handoff::publish_span!(flow)
-        });
-        let sent = tx.send(m).is_ok();
-        drop(span);
-        sent
+        if m.sampled != 0 {
+            send_in_span(tx, m)
+        } else {
+            tx.send(m).is_ok()
+        }
     })
+}
+
+/// A stamped message's send inside its `publish` span (one in `sample_every`).
+#[cold]
+#[inline(never)]
+fn send_in_span<const N: usize, P: Producer<Message<N>>>(tx: &mut P, m: Message<N>) -> bool {
+    let flow = handoff::trace::flow_id(m.producer, m.seq);
+    let _span = handoff::publish_span!(flow);
+    tx.send(m).is_ok()
 }
 
 /// Starts the consumer, which takes messages until every producer has closed, checking
