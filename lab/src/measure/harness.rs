@@ -462,10 +462,9 @@ pub(crate) fn produce<const N: usize>(
 /// stamped message's send. Returns its failed sends (it stops at the first).
 ///
 /// An unstamped message's send is the untraced loop's, inline; the stamped one's, with its
-/// span, is out of line. With the span's guard made (or not) around every send, the loop
-/// cost the ring at P=1 about half its speed more than untraced (`lab trace-overhead
-/// --workloads ring-yielding-p1`: docs/design-figures.md), all of it in the producer's
-/// loop, none of it in records.
+/// span, is out of line. With the span's guard made (or not) around every send, a fast
+/// handoff's traced runs paid for the loop, not for the records (`lab trace-overhead
+/// --workloads ring-yielding-p1`; figures: docs/design-figures.md).
 fn produce_traced<const N: usize, P: Producer<Message<N>>>(
     i: usize,
     tx: &mut P,
