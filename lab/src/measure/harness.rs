@@ -409,6 +409,7 @@ fn spawn_producer<const N: usize, const TRACE: bool, P: Producer<Message<N>> + '
             // Before the barrier: a failed pin is reported once every thread is in.
             let pinned = cpu.map_or(Ok(()), crate::machine::placement::pin_current);
             let counters = counters.open();
+            ready::<TRACE>();
             barrier.wait();
             counters.enable();
             let start = Instant::now();
@@ -428,6 +429,17 @@ fn spawn_producer<const N: usize, const TRACE: bool, P: Producer<Message<N>> + '
             pinned.map(|()| (start, failures, thread_usage(&name), counted))
         })
         .map_err(|e| format!("spawning producer-{i}: {e}"))
+}
+
+/// In a traced run, a thread's `ready` instant, just before it waits at the start barrier:
+/// it marks in the trace when the thread was ready, and it is the thread's first record, so
+/// the recorder gives the thread its ring here (a lock, the kernel's thread id, the name
+/// copied) rather than at its first message, inside the timed section.
+#[inline]
+fn ready<const TRACE: bool>() {
+    if TRACE {
+        handoff::instant!("ready");
+    }
 }
 
 /// Producer `i`'s loop, the harness's untraced one and every own loop's (`plain`):
@@ -462,8 +474,11 @@ pub(crate) fn produce<const N: usize>(
 /// stamped message's send. Returns its failed sends (it stops at the first).
 ///
 /// An unstamped message's send is the untraced loop's, inline; the stamped one's, with its
-/// span, is out of line. With the span's guard made (or not) around every send, a fast
-/// handoff's traced runs paid for the loop, not for the records (`lab trace-overhead
+/// span, is out of line, and it gets the message's fields by value and makes the message
+/// again there. Handed the message itself, the loop built every message on the stack for
+/// the call's sake and copied it into the slot from there, reading it back in wider loads
+/// than it was written in, which the store buffer cannot forward: a stall per message that
+/// made a fast handoff's traced runs slower than its untraced ones (`lab trace-overhead
 /// --workloads ring-yielding-p1`; figures: docs/design-figures.md).
 fn produce_traced<const N: usize, P: Producer<Message<N>>>(
     i: usize,
@@ -473,18 +488,27 @@ fn produce_traced<const N: usize, P: Producer<Message<N>>>(
 ) -> u64 {
     produce::<N>(i, n, sample_every, |m| {
         if m.sampled != 0 {
-            send_in_span(tx, m)
+            send_in_span::<N, P>(tx, m.producer, m.seq, m.sent_ns)
         } else {
             tx.send(m).is_ok()
         }
     })
 }
 
-/// A stamped message's send inside its `publish` span (one in `sample_every`).
+/// A stamped message's send inside its `publish` span (one in `sample_every`): the message
+/// [`produce`] made, made again from its fields.
 #[cold]
 #[inline(never)]
-fn send_in_span<const N: usize, P: Producer<Message<N>>>(tx: &mut P, m: Message<N>) -> bool {
-    let flow = handoff::trace::flow_id(m.producer, m.seq);
+fn send_in_span<const N: usize, P: Producer<Message<N>>>(
+    tx: &mut P,
+    producer: u32,
+    seq: u64,
+    sent_ns: u64,
+) -> bool {
+    let mut m = Message::<N>::new(producer, seq);
+    m.sampled = 1;
+    m.sent_ns = sent_ns;
+    let flow = handoff::trace::flow_id(producer, seq);
     let _span = handoff::publish_span!(flow);
     tx.send(m).is_ok()
 }
@@ -507,6 +531,7 @@ fn spawn_consumer<const N: usize, const TRACE: bool, C: Consumer<Message<N>> + '
             let counters = counters.open();
             let mut checker = Checker::new(p);
             let mut hist = run_histogram(sample_every > 0);
+            ready::<TRACE>();
             barrier.wait();
             counters.enable();
             let start = Instant::now();

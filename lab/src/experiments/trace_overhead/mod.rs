@@ -16,10 +16,13 @@
 //!   off must cost 0 within the interval).
 //! * context ones, `ring[yielding] P=1` and `ring[blocking] P=2`: reported, not decided.
 //!   The ring's runs are bimodal on two cores (a consumer right behind its producer moves
-//!   a cache line per message; one further behind takes large batches), and a blocking
-//!   handoff is perturbation-sensitive: slowing a thread a little makes the other side's
-//!   batches larger and cuts wake-ups, so tracing can make it faster; what they measure is
-//!   the change of dynamics, not the recorder's cost.
+//!   a cache line per message; one further behind takes large batches), so a traced loop
+//!   that slows one side by a nanosecond a message can keep every run out of the fast mode
+//!   and read as a large cost: this workload is where the harness's traced loops were found
+//!   to cost, not the records (figures: docs/design-figures.md). A blocking handoff is
+//!   perturbation-sensitive: slowing a thread a little makes the other side's batches
+//!   larger and cuts wake-ups, so tracing can make it faster; what `ring[blocking] P=2`
+//!   measures is the change of dynamics, not the recorder's cost.
 //!
 //! Every (workload, mode) is a cell; the runner runs every cell once per round (the shared
 //! `--rounds`, 200 by default: 100 left the interval's top above the target in most runs,
