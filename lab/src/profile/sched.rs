@@ -336,7 +336,11 @@ pub fn annotate(file: &Path) -> Result<(), String> {
         }
         _ => Ok(None),
     };
-    let json = annotate_json(file, &pending, native.as_ref().ok().copied().flatten());
+    let twin_records = match &native {
+        Ok(Some(records)) => Some(*records),
+        Ok(None) | Err(_) => None,
+    };
+    let json = annotate_json(file, &pending, twin_records);
     match (json, native.map(|_| ())) {
         (Ok(()), Ok(())) => Ok(()),
         (Err(a), Err(b)) => Err(format!("{a}; {b}")),

@@ -73,7 +73,9 @@ struct JvmStep {
 /// it: collections (every collector) and the compiler threads' compiling, summed over runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JvmRuntime {
-    /// Measured runs counted.
+    /// Measured runs counted. One run's figures, as `LatencyRun` writes them, carry no count
+    /// (0 here): such a part counts as one run when summed ([`JvmRuntime::sum`]), so a sum
+    /// over runs and a sum over forks' sums both count runs.
     #[serde(default)]
     pub runs: usize,
     /// Collections during them.

@@ -350,29 +350,27 @@ fn kernel_wake(r: &Results, group: &str) -> Option<Why> {
 const RUNTIME_IN_P99: f64 = 0.01;
 
 fn jvm_runtime(r: &Results, group: &str) -> Option<Why> {
-    let rows: Vec<(&Row, super::jvm::JvmRuntime, LatDetail)> = r
+    let rows: Vec<(&Row, LatDetail)> = r
         .results
         .iter()
         .filter(|x| x.group == group && x.status == Status::Ok)
-        .filter_map(|x| {
-            let d = detail(x);
-            d.jvm_runtime.clone().map(|j| (x, j, d))
-        })
+        .map(|x| (x, detail(x)))
+        .filter(|(_, d)| d.jvm_runtime.is_some())
         .collect();
     let first = rows.first()?;
-    let pct = |ms: f64, wall: f64| format!("{:.1}", 100.0 * ms / wall.max(1e-9));
     let mut said = Vec::new();
     let mut figures = Vec::new();
-    for (x, j, d) in &rows {
+    for (x, d) in &rows {
+        let Some(j) = d.jvm_runtime.as_ref() else { continue };
         let p99 = d.tail.as_ref().map_or(0.0, |t| t.p99 as f64 / 1e3);
-        let gc = j.gc_ms as f64 / j.wall_ms.max(1e-9);
-        let jit = j.jit_ms.map(|ms| ms as f64 / j.wall_ms.max(1e-9));
-        let jit_text = match j.jit_ms {
-            Some(ms) => format!(
-                "its compiler threads compiled for {ms} ms ({}%)",
-                pct(ms as f64, j.wall_ms)
-            ),
-            None => "the JVM does not count its compiling".to_string(),
+        let share = |ms: u64| ms as f64 / j.wall_ms.max(1e-9);
+        let gc = share(j.gc_ms);
+        let jit = j.jit_ms.map(share);
+        let jit_text = match (j.jit_ms, jit) {
+            (Some(ms), Some(s)) => {
+                format!("its compiler threads compiled for {ms} ms ({:.1}%)", 100.0 * s)
+            }
+            _ => "the JVM does not count its compiling".to_string(),
         };
         let mut held = Vec::new();
         if gc >= RUNTIME_IN_P99 {
@@ -394,13 +392,13 @@ fn jvm_runtime(r: &Results, group: &str) -> Option<Why> {
             )
         };
         said.push(format!(
-            "{}: in {} measured runs ({} ms) the JVM collected {} times ({} ms, {}%) and {}: {reach}",
+            "{}: in {} measured runs ({} ms) the JVM collected {} times ({} ms, {:.1}%) and {}: {reach}",
             x.label,
             j.runs,
             fmt_num(j.wall_ms),
             j.gc_count,
             j.gc_ms,
-            pct(j.gc_ms as f64, j.wall_ms),
+            100.0 * gc,
             jit_text
         ));
         figures.push(figure(r, x, "jvm_runtime.gc_ms", j.gc_ms as f64));
@@ -433,7 +431,8 @@ fn jvm_runtime(r: &Results, group: &str) -> Option<Why> {
             said.join("; ")
         ),
         figures: if figures.is_empty() {
-            vec![figure(r, first.0, "jvm_runtime.wall_ms", first.1.wall_ms)]
+            let wall = first.1.jvm_runtime.as_ref().map_or(0.0, |j| j.wall_ms);
+            vec![figure(r, first.0, "jvm_runtime.wall_ms", wall)]
         } else {
             figures
         },
