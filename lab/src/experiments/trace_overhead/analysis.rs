@@ -288,8 +288,10 @@ pub(super) fn analyse(a: &TraceOverheadArgs, run: &Finished<TraceOverhead>, out:
         vec![x.group.clone(), x.label.clone()]
     }));
     let mut notes = Vec::new();
-    if let Some(t) = flight_target(&rows, out.rounds.finished, &mut notes) {
-        out.targets.push(t);
+    for w in Workload::deciding() {
+        if let Some(t) = flight_target(w, &rows, out.rounds.finished, &mut notes) {
+            out.targets.push(t);
+        }
     }
     context_notes(&rows, &mut notes);
     trace_account_notes(&rows, &mut notes);
@@ -574,10 +576,14 @@ fn record_path_table(rows: &[Analysed]) -> Table {
     t
 }
 
-/// The flight target, decided on the deciding workload only; the reason in `notes` when it
-/// stays UNDECIDED, and a comment on a negative median.
-fn flight_target(rows: &[Analysed], rounds: usize, notes: &mut Vec<String>) -> Option<Target> {
-    let w = Workload::ALL.into_iter().find(|w| w.decides())?;
+/// The flight target of deciding workload `w` (`None` when it did not run); the reason in
+/// `notes` when it stays UNDECIDED, and a comment on a negative median.
+fn flight_target(
+    w: Workload,
+    rows: &[Analysed],
+    rounds: usize,
+    notes: &mut Vec<String>,
+) -> Option<Target> {
     let mine: Vec<&Analysed> = rows.iter().filter(|a| a.workload == w).collect();
     let flight = mine.iter().find(|a| a.slot == "flight")?;
     let aa = mine.iter().find(|a| a.slot == AA).map(|a| a.per_round.as_slice());
@@ -683,7 +689,7 @@ fn flight_target(rows: &[Analysed], rounds: usize, notes: &mut Vec<String>) -> O
 
 /// The context workloads' negative costs: changed dynamics, said so.
 fn context_notes(rows: &[Analysed], notes: &mut Vec<String>) {
-    let decider = Workload::ALL.into_iter().find(|w| w.decides()).map(Workload::label);
+    let deciders = decider_labels();
     for a in rows.iter().filter(|a| !a.workload.decides() && a.slot != "off") {
         if a.cost.is_some_and(|c| c < 0.0) {
             notes.push(format!(
@@ -691,11 +697,10 @@ fn context_notes(rows: &[Analysed], notes: &mut Vec<String>) {
                  dynamics. In a handoff whose threads block, slowing a thread a little (the \
                  recorder's work) makes the other side's batches larger and saves wake-ups and \
                  context switches, which are worth more than the recording. Context only: the \
-                 target is decided on {}.",
+                 targets are decided on {deciders}.",
                 a.workload.label(),
                 a.slot,
                 fmt_cost(&a.per_round),
-                decider.clone().unwrap_or_default()
             ));
         }
     }
@@ -739,23 +744,28 @@ fn allocator_target(rows: &[Analysed]) -> Target {
     }
 }
 
+/// The deciding workloads' labels, joined for a sentence.
+fn decider_labels() -> String {
+    Workload::deciding().into_iter().map(Workload::label).collect::<Vec<_>>().join(" and ")
+}
+
 fn method_lines(rows: &[Analysed]) -> Vec<String> {
     let mut workloads: Vec<Workload> = rows.iter().map(|a| a.workload).collect();
     workloads.dedup();
     let labels: Vec<String> = workloads.iter().map(|w| w.label()).collect();
-    let decider = Workload::ALL.into_iter().find(|w| w.decides()).map(Workload::label);
     let cells: usize = workloads.iter().map(|&w| slots(w).len()).sum();
     vec![
         format!(
             "Workloads: {}; 16-byte messages, one consumer, consumer batches of up to {BATCH}, \
              a latency sample every {SAMPLE_EVERY}th message of each producer, ring size \
-             {RING_SIZE}, the locked queue unbounded. The flight target is decided on {} only, \
-             the workload whose off-against-off control stays tight. The others are context: \
-             the ring's runs are bimodal on two cores, and a blocking handoff changes its \
-             dynamics when a thread is slowed (larger batches, fewer wake-ups), so its 'cost' \
-             can be negative.",
+             {RING_SIZE}, the locked queue unbounded. A flight target is decided on each of \
+             {}, each with its own off-against-off control: the seed's baseline queue, and the \
+             fastest handoff, where a record weighs most against a message (its runs are \
+             bimodal on two cores). ring[blocking] P=2 is context: a blocking handoff changes \
+             its dynamics when a thread is slowed (larger batches, fewer wake-ups), so its \
+             'cost' can be negative.",
             labels.join(", "),
-            decider.unwrap_or_default()
+            decider_labels()
         ),
         "off: a timed fork exactly as in disruptor-vs-lbq (no subscriber; the harness's \
          publish/consume spans compiled out). flight: the flight recorder installed before the \
@@ -765,17 +775,17 @@ fn method_lines(rows: &[Analysed]) -> Vec<String> {
          in the temporary folder and the parent moves it into the run folder."
             .into(),
         format!(
-            "{cells} cells per round: one fork per (workload, mode), the deciding workload also \
-             a second off fork (the A/A control). Cost per round = the mode fork's best run \
+            "{cells} cells per round: one fork per (workload, mode), each deciding workload \
+             also a second off fork (its A/A control). Cost per round = the mode fork's best run \
              time / the off fork's of the same round − 1 (the best run: other processes only \
              slow runs down); the cost is the median over rounds with its order-statistics \
              confidence interval (≥ 95%; 6 rounds at least)."
         ),
         format!(
-            "The flight target (≤ {FLIGHT_TARGET_PCT}%) is met when the interval lies at or \
+            "Each flight target (≤ {FLIGHT_TARGET_PCT}%) is met when the interval lies at or \
              below it, not met when it lies above, otherwise UNDECIDED; UNDECIDED too when the \
-             A/A control's interval misses 0, when a row of the deciding workload did not pass \
-             its checks, and when the whole interval lies below 0 (tracing made the workload \
+             workload's A/A control's interval misses 0, when a row of that workload did not \
+             pass its checks, and when the whole interval lies below 0 (tracing made the workload \
              faster: changed dynamics, not a cost)."
         ),
         "Predicted cost: each off and flight fork times 7 × 20,000 counter events and spans \

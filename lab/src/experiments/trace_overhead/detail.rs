@@ -27,7 +27,7 @@ pub struct TraceKey {
 pub struct TraceDetail {
     /// The workload's label.
     pub workload: String,
-    /// Whether the workload decides the flight target.
+    /// Whether a flight target is decided on the workload.
     pub decides: bool,
     /// The cell's slot: `off`, `off-aa`, `flight`, `full`.
     pub mode: String,
